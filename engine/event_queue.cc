@@ -1,0 +1,168 @@
+#include "engine/event_queue.h"
+
+#include <utility>
+
+#include "engine/check.h"
+
+namespace trainsim {
+
+template <int Arity>
+EventHandle DaryHeapEventQueue<Arity>::push(Time time, EventCallback callback) {
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    TRAINSIM_ASSERT(slots_.size() < EventHandle::kInvalidSlot, "too many pending events");
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[slot].callback = std::move(callback);
+  heap_.push_back(Entry{time, next_sequence_++, slot});
+  slots_[slot].heap_index = static_cast<std::uint32_t>(heap_.size() - 1);
+  sift_up(heap_.size() - 1);
+  return EventHandle{slot, slots_[slot].generation};
+}
+
+template <int Arity>
+bool DaryHeapEventQueue<Arity>::pending(EventHandle handle) const {
+  return handle.slot < slots_.size() && slots_[handle.slot].generation == handle.generation &&
+         slots_[handle.slot].heap_index < heap_.size() &&
+         heap_[slots_[handle.slot].heap_index].slot == handle.slot;
+}
+
+template <int Arity>
+Time DaryHeapEventQueue<Arity>::time_of(EventHandle handle) const {
+  return pending(handle) ? heap_[slots_[handle.slot].heap_index].time : kTimeMax;
+}
+
+template <int Arity>
+bool DaryHeapEventQueue<Arity>::cancel(EventHandle handle) {
+  if (!pending(handle)) return false;
+  const std::uint32_t index = slots_[handle.slot].heap_index;
+  slots_[handle.slot].callback = nullptr;
+  remove_at(index);
+  release_slot(handle.slot);
+  return true;
+}
+
+template <int Arity>
+bool DaryHeapEventQueue<Arity>::reschedule(EventHandle handle, Time time) {
+  if (!pending(handle)) return false;
+  const std::size_t index = slots_[handle.slot].heap_index;
+  Entry& entry = heap_[index];
+  const Entry old = entry;
+  entry.time = time;
+  entry.sequence = next_sequence_++;
+  if (before(entry, old)) {
+    sift_up(index);
+  } else {
+    sift_down(index);
+  }
+  return true;
+}
+
+template <int Arity>
+Time DaryHeapEventQueue<Arity>::top_time() const {
+  TRAINSIM_ASSERT(!heap_.empty(), "top_time on an empty event queue");
+  return heap_.front().time;
+}
+
+template <int Arity>
+Time DaryHeapEventQueue<Arity>::pop(EventCallback& callback) {
+  TRAINSIM_ASSERT(!heap_.empty(), "pop on an empty event queue");
+  const Entry top = heap_.front();
+  callback = std::move(slots_[top.slot].callback);
+  slots_[top.slot].callback = nullptr;
+  remove_at(0);
+  release_slot(top.slot);
+  return top.time;
+}
+
+template <int Arity>
+std::string_view DaryHeapEventQueue<Arity>::name() const {
+  if constexpr (Arity == 2) {
+    return "binary-heap";
+  } else if constexpr (Arity == 4) {
+    return "4-ary-heap";
+  } else {
+    return "d-ary-heap";
+  }
+}
+
+template <int Arity>
+void DaryHeapEventQueue<Arity>::place(std::size_t index, const Entry& entry) {
+  heap_[index] = entry;
+  slots_[entry.slot].heap_index = static_cast<std::uint32_t>(index);
+}
+
+template <int Arity>
+void DaryHeapEventQueue<Arity>::sift_up(std::size_t index) {
+  const Entry moving = heap_[index];
+  while (index > 0) {
+    const std::size_t parent = (index - 1) / Arity;
+    if (!before(moving, heap_[parent])) break;
+    place(index, heap_[parent]);
+    index = parent;
+  }
+  place(index, moving);
+}
+
+template <int Arity>
+void DaryHeapEventQueue<Arity>::sift_down(std::size_t index) {
+  const Entry moving = heap_[index];
+  const std::size_t n = heap_.size();
+  while (true) {
+    const std::size_t first_child = index * Arity + 1;
+    if (first_child >= n) break;
+    std::size_t best = first_child;
+    const std::size_t last_child = std::min(first_child + Arity, n);
+    for (std::size_t c = first_child + 1; c < last_child; ++c) {
+      if (before(heap_[c], heap_[best])) best = c;
+    }
+    if (!before(heap_[best], moving)) break;
+    place(index, heap_[best]);
+    index = best;
+  }
+  place(index, moving);
+}
+
+template <int Arity>
+void DaryHeapEventQueue<Arity>::remove_at(std::size_t index) {
+  const std::size_t last = heap_.size() - 1;
+  if (index == last) {
+    heap_.pop_back();
+    return;
+  }
+  const Entry removed = heap_[index];
+  place(index, heap_[last]);
+  heap_.pop_back();
+  if (before(heap_[index], removed)) {
+    sift_up(index);
+  } else {
+    sift_down(index);
+  }
+}
+
+template <int Arity>
+void DaryHeapEventQueue<Arity>::release_slot(std::uint32_t slot) {
+  ++slots_[slot].generation;
+  slots_[slot].heap_index = EventHandle::kInvalidSlot;
+  free_slots_.push_back(slot);
+}
+
+template class DaryHeapEventQueue<2>;
+template class DaryHeapEventQueue<4>;
+
+std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind) {
+  switch (kind) {
+    case EventQueueKind::kBinaryHeap:
+      return std::make_unique<BinaryHeapEventQueue>();
+    case EventQueueKind::kQuaternaryHeap:
+      return std::make_unique<QuaternaryHeapEventQueue>();
+  }
+  TRAINSIM_ASSERT(false, "unknown event queue kind");
+  return nullptr;
+}
+
+}  // namespace trainsim

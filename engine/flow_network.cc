@@ -1,0 +1,257 @@
+#include "engine/flow_network.h"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "engine/check.h"
+
+namespace trainsim {
+
+FlowNetwork::FlowNetwork(Simulation& simulation, const Topology& topology)
+    : sim_(simulation), topology_(topology), router_(topology), links_(topology.link_count()) {
+  for (LinkId l = 0; l < links_.size(); ++l) {
+    links_[l].capacity = topology.link(l).bandwidth_bytes_per_s;
+  }
+}
+
+FlowId FlowNetwork::allocate() {
+  FlowId id;
+  if (!free_flows_.empty()) {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    id = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  }
+  ++in_use_count_;
+  return id;
+}
+
+FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_complete) {
+  return start(router_.route(src, dst), bytes, std::move(on_complete));
+}
+
+FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_complete) {
+  TRAINSIM_ASSERT(bytes >= 0.0, "flow with negative bytes");
+  const FlowId id = allocate();
+  FlowState& f = flows_[id];
+  f.on_complete = std::move(on_complete);
+  f.remaining_bytes = bytes;
+  f.rate = 0.0;
+  f.route = route;
+  f.in_use = true;
+  f.completion = EventHandle{};
+  f.slots.clear();
+  ++counters_.flows_started;
+
+  const Time latency = router_.latency(route);
+  if (bytes == 0.0 || router_.links(route).empty()) {
+    // Nothing to share: the flow only pays its latency.
+    f.completion = sim_.schedule_in(latency, [this, id] { complete(id); });
+  } else if (latency == 0) {
+    activate(id);
+  } else {
+    sim_.schedule_in(latency, [this, id] { activate(id); });
+  }
+  return id;
+}
+
+void FlowNetwork::activate(FlowId id) {
+  FlowState& f = flows_[id];
+  f.last_update = sim_.now();
+  const auto route = router_.links(f.route);
+  f.slots.resize(route.size());
+  for (std::size_t i = 0; i < route.size(); ++i) {
+    LinkState& link = links_[route[i]];
+    f.slots[i] = static_cast<std::uint32_t>(link.flows.size());
+    link.flows.push_back(id);
+    mark_dirty(route[i]);
+  }
+  ++bandwidth_phase_count_;
+  counters_.max_active_flows =
+      std::max<std::uint64_t>(counters_.max_active_flows, bandwidth_phase_count_);
+  request_solve();
+}
+
+void FlowNetwork::complete(FlowId id) {
+  FlowState& f = flows_[id];
+  if (!f.slots.empty()) {
+    const auto route = router_.links(f.route);
+    for (std::size_t i = 0; i < route.size(); ++i) {
+      LinkState& link = links_[route[i]];
+      const std::uint32_t slot = f.slots[i];
+      const FlowId moved = link.flows.back();
+      link.flows[slot] = moved;
+      link.flows.pop_back();
+      if (moved != id) {
+        // Find which position of `moved`'s route is this link and fix its slot.
+        FlowState& m = flows_[moved];
+        const auto moved_route = router_.links(m.route);
+        for (std::size_t j = 0; j < moved_route.size(); ++j) {
+          if (moved_route[j] == route[i] && m.slots[j] == link.flows.size()) {
+            m.slots[j] = slot;
+            break;
+          }
+        }
+      }
+      if (!link.flows.empty()) mark_dirty(route[i]);
+    }
+    --bandwidth_phase_count_;
+    if (!dirty_links_.empty()) request_solve();
+  }
+  Callback callback = std::move(f.on_complete);
+  f.on_complete = nullptr;
+  f.in_use = false;
+  f.slots.clear();
+  free_flows_.push_back(id);
+  --in_use_count_;
+  ++counters_.flows_completed;
+  if (callback) callback();
+}
+
+void FlowNetwork::mark_dirty(LinkId link) {
+  if (!links_[link].dirty) {
+    links_[link].dirty = true;
+    dirty_links_.push_back(link);
+  }
+}
+
+void FlowNetwork::request_solve() {
+  if (solve_pending_) return;
+  solve_pending_ = true;
+  // Runs after every event already scheduled for this instant, so simultaneous starts and
+  // completions are solved together.
+  sim_.schedule_in(0, [this] { solve(); });
+}
+
+double FlowNetwork::rate(FlowId id) const {
+  TRAINSIM_ASSERT(id < flows_.size() && flows_[id].in_use, "rate of an inactive flow");
+  return flows_[id].rate;
+}
+
+RouteId FlowNetwork::route_of(FlowId id) const {
+  TRAINSIM_ASSERT(id < flows_.size() && flows_[id].in_use, "route of an inactive flow");
+  return flows_[id].route;
+}
+
+Time FlowNetwork::uncontended_time(RouteId route, double bytes) const {
+  const Time latency = router_.latency(route);
+  if (bytes == 0.0 || router_.links(route).empty()) return latency;
+  return latency + transfer_time(bytes, router_.bottleneck_bandwidth(route));
+}
+
+double FlowNetwork::fair_share(const LinkState& link) const {
+  return std::max(link.remaining_capacity, 0.0) / static_cast<double>(link.unfixed);
+}
+
+void FlowNetwork::solve() {
+  solve_pending_ = false;
+  if (dirty_links_.empty()) return;
+  ++epoch_;
+  collect_component();
+  if (component_flows_.empty()) return;  // everything on the dirty links finished meanwhile
+  ++counters_.solves;
+  const Time now = sim_.now();
+  for (const FlowId id : component_flows_) {
+    FlowState& f = flows_[id];
+    f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
+    f.last_update = now;
+  }
+  fill_component();
+  for (const FlowId id : component_flows_) {
+    FlowState& f = flows_[id];
+    TRAINSIM_ASSERT(f.frozen_mark == epoch_, "flow left without a rate by the solver");
+    TRAINSIM_ASSERT(f.new_rate > 0.0, "flow given a zero rate");
+    if (f.new_rate == f.rate && sim_.pending(f.completion)) continue;
+    f.rate = f.new_rate;
+    ++counters_.flows_rerated;
+    const Time done = now + transfer_time(f.remaining_bytes, f.rate);
+    if (sim_.pending(f.completion)) {
+      sim_.reschedule(f.completion, done);
+    } else {
+      f.completion = sim_.schedule_at(done, [this, id] { complete(id); });
+    }
+  }
+}
+
+void FlowNetwork::collect_component() {
+  component_flows_.clear();
+  component_links_.clear();
+  link_stack_.clear();
+  for (const LinkId l : dirty_links_) {
+    links_[l].dirty = false;
+    if (links_[l].component_mark != epoch_) {
+      links_[l].component_mark = epoch_;
+      link_stack_.push_back(l);
+    }
+  }
+  dirty_links_.clear();
+  while (!link_stack_.empty()) {
+    const LinkId l = link_stack_.back();
+    link_stack_.pop_back();
+    component_links_.push_back(l);
+    for (const FlowId id : links_[l].flows) {
+      FlowState& f = flows_[id];
+      if (f.component_mark == epoch_) continue;
+      f.component_mark = epoch_;
+      component_flows_.push_back(id);
+      for (const LinkId other : router_.links(f.route)) {
+        if (links_[other].component_mark != epoch_) {
+          links_[other].component_mark = epoch_;
+          link_stack_.push_back(other);
+        }
+      }
+    }
+  }
+  // Visit order must not depend on hash or pointer values: sort for determinism of the filling.
+  std::sort(component_links_.begin(), component_links_.end());
+}
+
+void FlowNetwork::fill_component() {
+  using Entry = std::pair<double, LinkId>;
+  auto& heap = share_heap_;
+  heap.clear();
+  const auto greater = std::greater<Entry>{};
+  for (const LinkId l : component_links_) {
+    LinkState& link = links_[l];
+    link.remaining_capacity = link.capacity;
+    link.unfixed = static_cast<std::uint32_t>(link.flows.size());
+    if (link.unfixed > 0) heap.emplace_back(fair_share(link), l);
+  }
+  std::make_heap(heap.begin(), heap.end(), greater);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), greater);
+    const auto [share, l] = heap.back();
+    heap.pop_back();
+    LinkState& bottleneck = links_[l];
+    // Stale entry: this link's share grew since it was pushed; a newer entry exists.
+    if (bottleneck.unfixed == 0 || share != fair_share(bottleneck)) continue;
+    ++touch_epoch_;
+    touched_.clear();
+    for (const FlowId id : bottleneck.flows) {
+      FlowState& f = flows_[id];
+      if (f.frozen_mark == epoch_) continue;
+      f.frozen_mark = epoch_;
+      f.new_rate = share;
+      for (const LinkId other : router_.links(f.route)) {
+        LinkState& link = links_[other];
+        link.remaining_capacity -= share;
+        --link.unfixed;
+        if (link.touch_mark != touch_epoch_) {
+          link.touch_mark = touch_epoch_;
+          touched_.push_back(other);
+        }
+      }
+    }
+    for (const LinkId other : touched_) {
+      const LinkState& link = links_[other];
+      if (link.unfixed > 0) {
+        heap.emplace_back(fair_share(link), other);
+        std::push_heap(heap.begin(), heap.end(), greater);
+      }
+    }
+  }
+}
+
+}  // namespace trainsim

@@ -1,0 +1,123 @@
+// Flow-level network model. A flow moves a number of bytes along a route of directed links. It
+// first waits its route's latency (paid once per flow), then shares the bandwidth of every link on
+// its route with the other active flows by max-min fairness.
+//
+// Max-min fairness (progressive filling): rates r_f must satisfy, for every link l with capacity
+// C_l,  sum over flows f crossing l of r_f <= C_l,  and no rate can grow without shrinking a rate
+// that is already smaller or equal. The solver finds the link with the smallest fair share
+// C_l' / n_l (remaining capacity over flows not yet fixed), fixes all its flows at that share,
+// removes them from their other links, and repeats. Each flow is then bottlenecked at some link.
+//
+// Incremental update: starting or finishing a flow only marks the links of its route dirty. All
+// changes at one instant are batched into a single solve, which re-solves only the connected
+// component of flows reachable from the dirty links through shared links (the flows whose rates
+// can change); flows outside it keep their rates and completion events. A flow whose rate changes
+// has its remaining bytes brought up to date and its completion event moved in place.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <boost/container/small_vector.hpp>
+
+#include "engine/routing.h"
+#include "engine/simulation.h"
+
+namespace trainsim {
+
+using FlowId = std::uint32_t;
+
+struct FlowNetworkCounters {
+  std::uint64_t flows_started = 0;
+  std::uint64_t flows_completed = 0;
+  std::uint64_t solves = 0;
+  std::uint64_t flows_rerated = 0;      // rate changes applied by solves
+  std::uint64_t max_active_flows = 0;   // most flows sharing bandwidth at one time
+};
+
+class FlowNetwork {
+ public:
+  using Callback = std::function<void()>;
+
+  // Both must outlive the network, and the network must outlive the simulation's run.
+  FlowNetwork(Simulation& simulation, const Topology& topology);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  // Starts a flow of `bytes` (>= 0) on `route`; `on_complete` runs when its last byte arrives.
+  // The returned id is valid until then and may be reused afterwards.
+  FlowId start(RouteId route, double bytes, Callback on_complete);
+  FlowId start(VertexId src, VertexId dst, double bytes, Callback on_complete);
+
+  // Current rate of an active flow in bytes/s (0 during its latency phase).
+  double rate(FlowId id) const;
+  // Route of an active flow.
+  RouteId route_of(FlowId id) const;
+  std::size_t active_flow_count() const { return in_use_count_; }
+
+  // Alpha-beta time of a flow alone on its route: latency + bytes / bottleneck bandwidth. The flow
+  // model gives exactly this (to the picosecond) when nothing else shares the route.
+  Time uncontended_time(RouteId route, double bytes) const;
+
+  Router& router() { return router_; }
+  const Topology& topology() const { return topology_; }
+  const FlowNetworkCounters& counters() const { return counters_; }
+
+ private:
+  struct FlowState {
+    Callback on_complete;
+    double remaining_bytes = 0.0;
+    double rate = 0.0;
+    double new_rate = 0.0;
+    Time last_update = 0;
+    EventHandle completion;
+    std::uint64_t component_mark = 0;
+    std::uint64_t frozen_mark = 0;
+    RouteId route = 0;
+    bool in_use = false;
+    // Position of this flow in the flow list of each link of its route.
+    boost::container::small_vector<std::uint32_t, 8> slots;
+  };
+  struct LinkState {
+    std::vector<FlowId> flows;
+    double capacity = 0.0;
+    double remaining_capacity = 0.0;
+    std::uint32_t unfixed = 0;
+    std::uint64_t component_mark = 0;
+    std::uint64_t touch_mark = 0;
+    bool dirty = false;
+  };
+
+  FlowId allocate();
+  void activate(FlowId id);
+  void complete(FlowId id);
+  void mark_dirty(LinkId link);
+  void request_solve();
+  void solve();
+  void collect_component();
+  void fill_component();
+  double fair_share(const LinkState& link) const;
+
+  Simulation& sim_;
+  const Topology& topology_;
+  Router router_;
+  std::vector<FlowState> flows_;
+  std::vector<FlowId> free_flows_;
+  std::vector<LinkState> links_;
+  std::vector<LinkId> dirty_links_;
+  std::size_t in_use_count_ = 0;
+  std::size_t bandwidth_phase_count_ = 0;
+  bool solve_pending_ = false;
+  std::uint64_t epoch_ = 0;
+  std::uint64_t touch_epoch_ = 0;
+  // Scratch space reused by every solve.
+  std::vector<FlowId> component_flows_;
+  std::vector<LinkId> component_links_;
+  std::vector<LinkId> link_stack_;
+  std::vector<LinkId> touched_;
+  std::vector<std::pair<double, LinkId>> share_heap_;
+  FlowNetworkCounters counters_;
+};
+
+}  // namespace trainsim

@@ -1,0 +1,228 @@
+// Flow-level network: expectations are worked out by hand from latency + bytes / bandwidth and
+// from the definition of max-min fairness.
+#include "engine/flow_network.h"
+
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace trainsim {
+namespace {
+
+constexpr double kGBps = 1e9;  // bytes per second
+
+// A chain of vertices v0 - v1 - ... joined by one directed link per hop (forward only).
+struct Chain {
+  Topology topology;
+  std::vector<VertexId> v;
+  Chain(const std::vector<double>& bandwidths, const std::vector<Time>& latencies) {
+    for (std::size_t i = 0; i <= bandwidths.size(); ++i) {
+      v.push_back(topology.add_vertex("v" + std::to_string(i), /*transit=*/true));
+    }
+    for (std::size_t i = 0; i < bandwidths.size(); ++i) {
+      topology.add_link(v[i], v[i + 1], bandwidths[i], latencies[i]);
+    }
+  }
+};
+
+TEST(FlowNetworkTest, LoneFlowTakesLatencyPlusBytesOverBottleneck) {
+  // Route: 100 GB/s with 1 us, then 50 GB/s with 2 us. 1 GB at the 50 GB/s bottleneck is 20 ms.
+  Chain chain({100 * kGBps, 50 * kGBps}, {kMicrosecond, 2 * kMicrosecond});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  Time done = -1;
+  net.start(chain.v[0], chain.v[2], 1e9, [&] { done = sim.now(); });
+  sim.run();
+  EXPECT_EQ(done, 3 * kMicrosecond + 20 * kMillisecond);
+  const RouteId route = net.router().route(chain.v[0], chain.v[2]);
+  EXPECT_EQ(net.uncontended_time(route, 1e9), done);
+}
+
+TEST(FlowNetworkTest, TwoFlowsOnOneLinkGetHalfEach) {
+  Chain chain({100 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  std::vector<Time> done;
+  const FlowId a = net.start(chain.v[0], chain.v[1], 1e9, [&] { done.push_back(sim.now()); });
+  const FlowId b = net.start(chain.v[0], chain.v[1], 1e9, [&] { done.push_back(sim.now()); });
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(a), 50 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(b), 50 * kGBps);
+  sim.run();
+  // 1 GB at 50 GB/s: 20 ms each, finishing together.
+  EXPECT_EQ(done, (std::vector<Time>{20 * kMillisecond, 20 * kMillisecond}));
+}
+
+TEST(FlowNetworkTest, LongFlowAcrossLinksEachSharedWithAShortFlow) {
+  // Links L1..L3 of 10, 20 and 30 GB/s in a chain. A long flow crosses all three; each link also
+  // carries one short flow. L1 has the smallest fair share (10/2 = 5), so the long flow and the
+  // short flow of L1 get 5; the short flows of L2 and L3 get what is left: 20-5 = 15, 30-5 = 25.
+  Chain chain({10 * kGBps, 20 * kGBps, 30 * kGBps}, {0, 0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const auto& v = chain.v;
+  const FlowId long_flow = net.start(v[0], v[3], 1e12, {});
+  const FlowId s1 = net.start(v[0], v[1], 1e12, {});
+  const FlowId s2 = net.start(v[1], v[2], 1e12, {});
+  const FlowId s3 = net.start(v[2], v[3], 1e12, {});
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(long_flow), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(s1), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(s2), 15 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(s3), 25 * kGBps);
+}
+
+TEST(FlowNetworkTest, TextbookEqualCapacitiesGiveHalfToEveryFlow) {
+  // Bertsekas & Gallager's example: with equal capacities C the long flow and each short flow
+  // are all bottlenecked at C/2.
+  Chain chain({8 * kGBps, 8 * kGBps, 8 * kGBps}, {0, 0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const auto& v = chain.v;
+  std::vector<FlowId> ids = {net.start(v[0], v[3], 1e12, {}), net.start(v[0], v[1], 1e12, {}),
+                             net.start(v[1], v[2], 1e12, {}), net.start(v[2], v[3], 1e12, {})};
+  sim.run_until(1);
+  for (const FlowId id : ids) EXPECT_DOUBLE_EQ(net.rate(id), 4 * kGBps);
+}
+
+TEST(FlowNetworkTest, CompletionMovesEarlierWhenAnotherFlowFinishes) {
+  // 1 GB and 3 GB share 100 GB/s: both at 50 until the small one ends at 20 ms; the big one has
+  // 2 GB left, now at 100 GB/s: 20 ms more, done at 40 ms (not the 60 ms it was first due).
+  Chain chain({100 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  Time small_done = -1;
+  Time big_done = -1;
+  net.start(chain.v[0], chain.v[1], 1e9, [&] { small_done = sim.now(); });
+  net.start(chain.v[0], chain.v[1], 3e9, [&] { big_done = sim.now(); });
+  sim.run();
+  EXPECT_EQ(small_done, 20 * kMillisecond);
+  EXPECT_EQ(big_done, 40 * kMillisecond);
+}
+
+TEST(FlowNetworkTest, CompletionMovesLaterWhenAFlowJoins) {
+  // 2 GB alone at 100 GB/s is due at 20 ms. At 10 ms a 1 GB flow joins: the first has 1 GB
+  // left, both now get 50 GB/s and both finish 20 ms later, at 30 ms.
+  Chain chain({100 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  std::vector<Time> done(2, -1);
+  net.start(chain.v[0], chain.v[1], 2e9, [&] { done[0] = sim.now(); });
+  sim.schedule_at(10 * kMillisecond, [&] {
+    net.start(chain.v[0], chain.v[1], 1e9, [&] { done[1] = sim.now(); });
+  });
+  sim.run();
+  EXPECT_EQ(done[0], 30 * kMillisecond);
+  EXPECT_EQ(done[1], 30 * kMillisecond);
+}
+
+TEST(FlowNetworkTest, LatencyIsPaidOncePerFlowBeforeSharing) {
+  // Two flows on one 100 GB/s link with 5 us latency: the second starts 5 us later, so the
+  // first runs alone for 5 us (0.5 MB) before sharing.
+  Chain chain({100 * kGBps}, {5 * kMicrosecond});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  Time done_a = -1;
+  net.start(chain.v[0], chain.v[1], 1e6, [&] { done_a = sim.now(); });
+  sim.schedule_at(5 * kMicrosecond, [&] { net.start(chain.v[0], chain.v[1], 1e9, {}); });
+  sim.run();
+  // Flow A is active from 5 us; alone until 10 us (0.5 MB sent), then at 50 GB/s for the last
+  // 0.5 MB: 10 us more. Done at 20 us.
+  EXPECT_EQ(done_a, 20 * kMicrosecond);
+}
+
+TEST(FlowNetworkTest, ZeroByteFlowOnlyPaysLatency) {
+  Chain chain({100 * kGBps, 100 * kGBps}, {kMicrosecond, 3 * kMicrosecond});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  Time done = -1;
+  net.start(chain.v[0], chain.v[2], 0.0, [&] { done = sim.now(); });
+  sim.run();
+  EXPECT_EQ(done, 4 * kMicrosecond);
+}
+
+TEST(FlowNetworkTest, ResolvesOnlyTheComponentThatChanged) {
+  // Two separate links. A flow on link 1 must keep its rate (no re-rating) when flows come and go
+  // on link 2.
+  Topology topology;
+  const VertexId a = topology.add_vertex("a", false);
+  const VertexId b = topology.add_vertex("b", false);
+  const VertexId c = topology.add_vertex("c", false);
+  const VertexId d = topology.add_vertex("d", false);
+  topology.add_link(a, b, 10 * kGBps, 0);
+  topology.add_link(c, d, 10 * kGBps, 0);
+  Simulation sim;
+  FlowNetwork net(sim, topology);
+  net.start(a, b, 1e10, {});  // 1 s alone
+  sim.run_until(1);
+  EXPECT_EQ(net.counters().flows_rerated, 1u);
+  for (int i = 0; i < 5; ++i) {
+    sim.schedule_at((i + 1) * kMillisecond, [&] { net.start(c, d, 1e6, {}); });
+  }
+  sim.run();
+  // One rating for the long flow plus one per short flow; the long flow was never re-rated.
+  EXPECT_EQ(net.counters().flows_rerated, 6u);
+}
+
+TEST(FlowNetworkTest, SimultaneousChangesAreSolvedOnce) {
+  Chain chain({100 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  for (int i = 0; i < 100; ++i) net.start(chain.v[0], chain.v[1], 1e9, {});
+  sim.run();
+  // One solve when all start; all finish together, leaving nothing to solve after.
+  EXPECT_EQ(net.counters().solves, 1u);
+  EXPECT_EQ(net.counters().flows_completed, 100u);
+  EXPECT_EQ(sim.now(), 1 * kSecond);  // 100 GB over 100 GB/s
+}
+
+TEST(FlowNetworkTest, RandomNetworksSatisfyMaxMinConditions) {
+  // For random flows over a star of links: every link is within capacity, and every flow has a
+  // bottleneck link that is saturated and on which no flow gets more than it (the definition of
+  // a max-min fair allocation).
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    Topology topology;
+    const int endpoints = 6;
+    const VertexId hub = topology.add_vertex("hub", true);
+    std::vector<VertexId> ends;
+    for (int i = 0; i < endpoints; ++i) {
+      ends.push_back(topology.add_vertex("e" + std::to_string(i), false));
+      topology.add_link(ends.back(), hub, static_cast<double>(1 + rng() % 10) * kGBps, 0);
+      topology.add_link(hub, ends.back(), static_cast<double>(1 + rng() % 10) * kGBps, 0);
+    }
+    Simulation sim;
+    FlowNetwork net(sim, topology);
+    std::vector<FlowId> ids;
+    for (int f = 0; f < 15; ++f) {
+      const auto src = static_cast<int>(rng() % endpoints);
+      const auto dst = (src + 1 + static_cast<int>(rng() % (endpoints - 1))) % endpoints;
+      ids.push_back(net.start(ends[src], ends[dst], 1e15, {}));
+    }
+    sim.run_until(1);
+    std::vector<double> load(topology.link_count(), 0.0);
+    std::vector<double> max_rate(topology.link_count(), 0.0);
+    for (const FlowId id : ids) {
+      for (const LinkId l : net.router().links(net.route_of(id))) {
+        load[l] += net.rate(id);
+        max_rate[l] = std::max(max_rate[l], net.rate(id));
+      }
+    }
+    for (LinkId l = 0; l < topology.link_count(); ++l) {
+      EXPECT_LE(load[l], topology.link(l).bandwidth_bytes_per_s * (1 + 1e-12));
+    }
+    for (const FlowId id : ids) {
+      bool has_bottleneck = false;
+      for (const LinkId l : net.router().links(net.route_of(id))) {
+        const double capacity = topology.link(l).bandwidth_bytes_per_s;
+        const bool saturated = load[l] >= capacity * (1 - 1e-12);
+        if (saturated && net.rate(id) >= max_rate[l] * (1 - 1e-12)) has_bottleneck = true;
+      }
+      EXPECT_TRUE(has_bottleneck) << "trial " << trial << " flow " << id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,141 @@
+#include "engine/routing.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include <boost/container/small_vector.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/filtered_graph.hpp>
+
+#include "engine/check.h"
+#include "engine/simulation.h"
+
+namespace trainsim {
+
+// For one source: hop distance to every vertex and, per vertex, the links that reach it on some
+// minimum-hop path (its predecessors in the shortest-path DAG), stored compactly (CSR).
+struct Router::ShortestPathDag {
+  static constexpr std::int32_t kUnreached = -1;
+  std::vector<std::int32_t> distance;
+  std::vector<std::uint32_t> pred_begin;  // size V + 1
+  std::vector<LinkId> pred_links;
+};
+
+namespace {
+
+using Graph = Topology::Graph;
+using Edge = boost::graph_traits<Graph>::edge_descriptor;
+
+// Keeps the out-edges of transit vertices and of the source only.
+struct TransitFilter {
+  const Topology* topology = nullptr;
+  VertexId source = 0;
+  bool operator()(const Edge& e) const {
+    const auto from = static_cast<VertexId>(boost::source(e, topology->graph()));
+    return from == source || topology->vertex(from).transit;
+  }
+};
+
+using Filtered = boost::filtered_graph<Graph, TransitFilter>;
+
+class DagRecorder : public boost::default_bfs_visitor {
+ public:
+  DagRecorder(std::vector<std::int32_t>& distance,
+              std::vector<boost::container::small_vector<LinkId, 2>>& preds)
+      : distance_(distance), preds_(preds) {}
+
+  void tree_edge(const Edge& e, const Filtered& g) const {
+    const auto u = boost::source(e, g);
+    const auto v = boost::target(e, g);
+    distance_[v] = distance_[u] + 1;
+    preds_[v].push_back(g[e].link);
+  }
+  void non_tree_edge(const Edge& e, const Filtered& g) const {
+    const auto u = boost::source(e, g);
+    const auto v = boost::target(e, g);
+    if (distance_[v] == distance_[u] + 1) preds_[v].push_back(g[e].link);
+  }
+
+ private:
+  std::vector<std::int32_t>& distance_;
+  std::vector<boost::container::small_vector<LinkId, 2>>& preds_;
+};
+
+}  // namespace
+
+Router::Router(const Topology& topology) : topology_(topology), dags_(topology.vertex_count()) {}
+
+Router::~Router() = default;
+
+const Router::ShortestPathDag& Router::dag_from(VertexId src) {
+  TRAINSIM_ASSERT(src < dags_.size(), "route from an unknown vertex");
+  if (dags_[src]) return *dags_[src];
+  const std::size_t n = topology_.vertex_count();
+  auto dag = std::make_unique<ShortestPathDag>();
+  dag->distance.assign(n, ShortestPathDag::kUnreached);
+  dag->distance[src] = 0;
+  std::vector<boost::container::small_vector<LinkId, 2>> preds(n);
+
+  Filtered filtered(topology_.graph(), TransitFilter{&topology_, src});
+  DagRecorder recorder(dag->distance, preds);
+  boost::breadth_first_search(filtered, src, boost::visitor(recorder));
+
+  dag->pred_begin.resize(n + 1);
+  std::uint32_t total = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    dag->pred_begin[v] = total;
+    total += static_cast<std::uint32_t>(preds[v].size());
+  }
+  dag->pred_begin[n] = total;
+  dag->pred_links.reserve(total);
+  for (auto& p : preds) {
+    // Link ids in increasing order, so the hash picks the same path whatever order BFS found them.
+    std::sort(p.begin(), p.end());
+    dag->pred_links.insert(dag->pred_links.end(), p.begin(), p.end());
+  }
+  dags_[src] = std::move(dag);
+  return *dags_[src];
+}
+
+RouteId Router::route(VertexId src, VertexId dst) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  TRAINSIM_ASSERT(dst < topology_.vertex_count(), "route to an unknown vertex");
+
+  const ShortestPathDag& dag = dag_from(src);
+  if (dag.distance[dst] == ShortestPathDag::kUnreached) {
+    throw RoutingError("no route from " + topology_.vertex(src).name + " to " +
+                       topology_.vertex(dst).name);
+  }
+  const auto length = static_cast<std::uint32_t>(dag.distance[dst]);
+  const std::uint64_t first = route_links_.size();
+  route_links_.resize(first + length);
+  Time latency = 0;
+  double bottleneck = std::numeric_limits<double>::infinity();
+  VertexId v = dst;
+  for (std::uint32_t hop = length; hop > 0; --hop) {
+    const std::uint32_t begin = dag.pred_begin[v];
+    const std::uint32_t count = dag.pred_begin[v + 1] - begin;
+    TRAINSIM_ASSERT(count > 0, "broken shortest-path DAG");
+    const std::uint32_t pick =
+        count == 1 ? 0 : static_cast<std::uint32_t>(mix64(key ^ mix64(hop)) % count);
+    const LinkId link = dag.pred_links[begin + pick];
+    route_links_[first + hop - 1] = link;
+    latency += topology_.link(link).latency;
+    bottleneck = std::min(bottleneck, topology_.link(link).bandwidth_bytes_per_s);
+    v = topology_.link(link).from;
+  }
+  TRAINSIM_ASSERT(v == src, "route does not start at its source");
+  const auto id = static_cast<RouteId>(routes_.size());
+  routes_.push_back(RouteInfo{first, length, latency, bottleneck});
+  cache_.emplace(key, id);
+  return id;
+}
+
+std::span<const LinkId> Router::links(RouteId id) const {
+  const RouteInfo& info = routes_[id];
+  return {route_links_.data() + info.first, info.length};
+}
+
+}  // namespace trainsim

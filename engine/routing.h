@@ -1,0 +1,62 @@
+// Routes between vertices of a Topology: minimum-hop paths found by breadth-first search on the
+// Boost graph, never passing through a non-transit vertex. Where several minimum-hop paths exist,
+// each (source, destination) pair takes one of them chosen by a hash of the pair, which spreads
+// pairs over equal-cost paths the way ECMP does. Routes are computed once and cached.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/topology.h"
+
+namespace trainsim {
+
+using RouteId = std::uint32_t;
+
+class RoutingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Router {
+ public:
+  explicit Router(const Topology& topology);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // The route from src to dst; throws RoutingError if dst cannot be reached. src == dst gives the
+  // empty route.
+  RouteId route(VertexId src, VertexId dst);
+
+  std::span<const LinkId> links(RouteId id) const;
+  // Sum of the latencies of the route's links.
+  Time latency(RouteId id) const { return routes_[id].latency; }
+  // Smallest link bandwidth on the route (infinity for the empty route).
+  double bottleneck_bandwidth(RouteId id) const { return routes_[id].bottleneck_bytes_per_s; }
+  std::size_t route_count() const { return routes_.size(); }
+  const Topology& topology() const { return topology_; }
+
+ private:
+  struct ShortestPathDag;
+  struct RouteInfo {
+    std::uint64_t first;
+    std::uint32_t length;
+    Time latency;
+    double bottleneck_bytes_per_s;
+  };
+
+  const ShortestPathDag& dag_from(VertexId src);
+
+  const Topology& topology_;
+  std::vector<std::unique_ptr<ShortestPathDag>> dags_;
+  std::unordered_map<std::uint64_t, RouteId> cache_;
+  std::vector<RouteInfo> routes_;
+  std::vector<LinkId> route_links_;
+};
+
+}  // namespace trainsim

@@ -1,0 +1,121 @@
+// A task graph and its executor. Tasks belong to a group (e.g. one simulated device) and, unless
+// they are joins, to a named stream of that group. Each (group, stream) pair is a FIFO server:
+// its tasks run one at a time in the order they become ready, like work on one CUDA stream. A task
+// becomes ready when all its dependencies have finished. Actions:
+//   Delay     holds the stream for a fixed duration
+//   Transfer  a flow from one vertex to another on the FlowNetwork
+//   Custom    a callback that starts arbitrary work and calls `done` when it finishes
+//   Join      no work; finishes as soon as it is ready (takes no stream)
+// The executor records, per task, when it became ready, started and ended.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/fifo_resource.h"
+#include "engine/flow_network.h"
+#include "engine/simulation.h"
+#include "engine/topology.h"
+
+namespace trainsim {
+
+using TaskId = std::uint32_t;
+using StreamId = std::uint16_t;
+using CategoryId = std::uint16_t;
+inline constexpr StreamId kNoStream = 0xffff;
+
+struct DelayAction {
+  Time duration = 0;
+};
+struct TransferAction {
+  VertexId src = 0;
+  VertexId dst = 0;
+  double bytes = 0.0;
+};
+struct CustomAction {
+  std::function<void(std::function<void()> done)> start;
+};
+struct JoinAction {};
+using TaskAction = std::variant<DelayAction, TransferAction, CustomAction, JoinAction>;
+
+struct Task {
+  std::string name;
+  std::int32_t group = 0;
+  StreamId stream = kNoStream;
+  CategoryId category = 0;
+  TaskAction action;
+  std::vector<TaskId> successors;
+  std::uint32_t dependency_count = 0;
+};
+
+class TaskGraph {
+ public:
+  StreamId add_stream(std::string name);
+  CategoryId add_category(std::string name);
+  // Returns the stream/category with this name, adding it if new.
+  StreamId stream(const std::string& name);
+  CategoryId category(const std::string& name);
+
+  TaskId add_task(std::string name, std::int32_t group, StreamId stream, CategoryId category,
+                  TaskAction action);
+  void add_dependency(TaskId before, TaskId after);
+
+  std::size_t size() const { return tasks_.size(); }
+  const Task& task(TaskId id) const { return tasks_[id]; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<std::string>& stream_names() const { return stream_names_; }
+  const std::vector<std::string>& category_names() const { return category_names_; }
+
+ private:
+  std::vector<Task> tasks_;
+  std::vector<std::string> stream_names_;
+  std::vector<std::string> category_names_;
+};
+
+struct TaskRecord {
+  static constexpr Time kNotYet = -1;
+  Time ready = kNotYet;
+  Time start = kNotYet;
+  Time end = kNotYet;
+};
+
+class TaskGraphExecutor {
+ public:
+  // `network` may be null if the graph has no Transfer tasks. All references must outlive the
+  // simulation's run.
+  TaskGraphExecutor(Simulation& simulation, const TaskGraph& graph, FlowNetwork* network);
+
+  // Makes every task without dependencies ready at the current time.
+  void start();
+  bool finished() const { return finished_count_ == graph_.size(); }
+  std::size_t finished_count() const { return finished_count_; }
+  const std::vector<TaskRecord>& records() const { return records_; }
+  // Latest end time over all tasks; requires finished().
+  Time makespan_end() const;
+
+ private:
+  FifoResource& stream_server(std::int32_t group, StreamId stream);
+  void make_ready(TaskId id);
+  void drain();
+  void dispatch(TaskId id);
+  void run_action(TaskId id, std::function<void()> done);
+  void finish(TaskId id);
+
+  Simulation& sim_;
+  const TaskGraph& graph_;
+  FlowNetwork* network_;
+  std::vector<TaskRecord> records_;
+  std::vector<std::uint32_t> waiting_on_;
+  std::map<std::uint64_t, std::unique_ptr<FifoResource>> servers_;
+  std::deque<TaskId> ready_;
+  bool draining_ = false;
+  std::size_t finished_count_ = 0;
+};
+
+}  // namespace trainsim
