@@ -1,0 +1,128 @@
+#include "models/collectives/ring_all_reduce.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/check.h"
+
+namespace trainsim::models {
+
+RingOrders make_node_rings(int nodes, int gpus_per_node, int channels) {
+  TRAINSIM_ASSERT(nodes >= 1 && gpus_per_node >= 1 && channels >= 1, "empty ring");
+  RingOrders rings(channels);
+  for (int c = 0; c < channels; ++c) {
+    for (int n = 0; n < nodes; ++n) {
+      for (int i = 0; i < gpus_per_node; ++i) {
+        rings[c].push_back(n * gpus_per_node + (c + i) % gpus_per_node);
+      }
+    }
+  }
+  return rings;
+}
+
+RingAllReduce::RingAllReduce(FlowNetwork& network, const std::vector<VertexId>& vertices,
+                             RingOrders rings, double bytes)
+    : network_(network),
+      joined_(vertices.size(), false),
+      done_(vertices.size()),
+      channels_left_(vertices.size(), static_cast<int>(rings.size())) {
+  const int p = static_cast<int>(vertices.size());
+  const int channels = static_cast<int>(rings.size());
+  TRAINSIM_ASSERT(p >= 1 && channels >= 1, "ring all-reduce needs participants and channels");
+  steps_ = 2 * (p - 1);
+  chunk_bytes_ = bytes / (static_cast<double>(channels) * p);
+  position_of_.assign(p, std::vector<int>(channels, -1));
+  positions_.resize(channels);
+  for (int c = 0; c < channels; ++c) {
+    TRAINSIM_ASSERT(static_cast<int>(rings[c].size()) == p, "ring is not a permutation");
+    for (int i = 0; i < p; ++i) {
+      const int who = rings[c][i];
+      const int next = rings[c][(i + 1) % p];
+      TRAINSIM_ASSERT(position_of_[who][c] == -1, "participant twice in one ring");
+      position_of_[who][c] = i;
+      const RouteId route = network.router().route(vertices[who], vertices[next]);
+      positions_[c].push_back(Position{who, route});
+    }
+  }
+}
+
+void RingAllReduce::join(int participant, std::function<void()> done) {
+  TRAINSIM_ASSERT(!joined_[participant], "participant joined twice");
+  joined_[participant] = true;
+  done_[participant] = std::move(done);
+  if (steps_ == 0) {
+    channels_left_[participant] = 0;
+    check_done(participant);
+    return;
+  }
+  for (std::size_t c = 0; c < positions_.size(); ++c) {
+    try_send(static_cast<int>(c), position_of_[participant][c]);
+  }
+}
+
+void RingAllReduce::try_send(int channel, int position) {
+  Position& pos = positions_[channel][position];
+  if (!joined_[pos.participant] || pos.sending || pos.sent == steps_ || pos.received < pos.sent) {
+    return;
+  }
+  pos.sending = true;
+  network_.start(pos.route_to_next, chunk_bytes_,
+                 [this, channel, position] { on_sent(channel, position); });
+}
+
+void RingAllReduce::on_sent(int channel, int position) {
+  auto& ring = positions_[channel];
+  const int next = (position + 1) % static_cast<int>(ring.size());
+  Position& pos = ring[position];
+  pos.sending = false;
+  ++pos.sent;
+  ++ring[next].received;
+  if (pos.sent == steps_ && pos.received == steps_) {
+    --channels_left_[pos.participant];
+    check_done(pos.participant);
+  }
+  if (ring[next].sent == steps_ && ring[next].received == steps_) {
+    --channels_left_[ring[next].participant];
+    check_done(ring[next].participant);
+  }
+  try_send(channel, position);
+  try_send(channel, next);
+}
+
+void RingAllReduce::check_done(int participant) {
+  if (channels_left_[participant] == 0 && done_[participant]) {
+    auto done = std::move(done_[participant]);
+    done_[participant] = nullptr;
+    done();
+  }
+}
+
+Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
+                          const RingOrders& rings, double bytes) {
+  const int p = static_cast<int>(vertices.size());
+  if (p <= 1) return 0;
+  const double chunk = bytes / (static_cast<double>(rings.size()) * p);
+  // Flows per link in one step: every hop of every channel.
+  std::vector<RouteId> hops;
+  std::vector<int> load(router.topology().link_count(), 0);
+  for (const auto& ring : rings) {
+    for (int i = 0; i < p; ++i) {
+      const RouteId r = router.route(vertices[ring[i]], vertices[ring[(i + 1) % p]]);
+      hops.push_back(r);
+      for (const LinkId l : router.links(r)) ++load[l];
+    }
+  }
+  Time step = 0;
+  for (const RouteId r : hops) {
+    Time slowest = 0;
+    for (const LinkId l : router.links(r)) {
+      // Same arithmetic as the max-min solver's fair share, so the two agree to the picosecond.
+      const double share = router.topology().link(l).bandwidth_bytes_per_s / load[l];
+      slowest = std::max(slowest, transfer_time(chunk, share));
+    }
+    step = std::max(step, router.latency(r) + slowest);
+  }
+  return 2 * (p - 1) * step;
+}
+
+}  // namespace trainsim::models

@@ -1,0 +1,63 @@
+// Ring all-reduce, as NCCL runs it for large messages: the buffer is split over C channels, each a
+// ring through all P participants in its own order. Each channel moves its share in 2(P-1) steps
+// (P-1 reduce-scatter, P-1 all-gather), sending one chunk of bytes / (C P) to the next
+// participant per step. A participant sends step k+1 once it has received step k from its
+// predecessor and its own send of step k is done, so a slow hop throttles the whole ring.
+//
+// Uncontended, with every hop alike, this takes 2(P-1)(alpha + S/(P B)) where alpha is the hop
+// latency and B the bandwidth each participant has for it.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "engine/flow_network.h"
+#include "models/collectives/collective.h"
+
+namespace trainsim::models {
+
+// Ring orders, one per channel: each a permutation of participant indices [0, participants).
+using RingOrders = std::vector<std::vector<int>>;
+
+// Rings over `nodes` x `gpus_per_node` participants (index = node * gpus_per_node + local): ring c
+// visits each node's GPUs starting at local index c (mod gpus_per_node), nodes in order, so
+// different channels leave a node from different GPUs (and hence NICs).
+RingOrders make_node_rings(int nodes, int gpus_per_node, int channels);
+
+class RingAllReduce final : public Collective {
+ public:
+  // `vertices[i]` is participant i's vertex. Runs as flows on `network`.
+  RingAllReduce(FlowNetwork& network, const std::vector<VertexId>& vertices, RingOrders rings,
+                double bytes);
+  void join(int participant, std::function<void()> done) override;
+
+ private:
+  struct Position {
+    int participant;
+    RouteId route_to_next;
+    int sent = 0;
+    int received = 0;
+    bool sending = false;
+  };
+  void try_send(int channel, int position);
+  void on_sent(int channel, int position);
+  void check_done(int participant);
+
+  FlowNetwork& network_;
+  std::vector<std::vector<Position>> positions_;  // [channel][position in ring]
+  std::vector<std::vector<int>> position_of_;     // [participant][channel]
+  std::vector<bool> joined_;
+  std::vector<std::function<void()>> done_;
+  std::vector<int> channels_left_;
+  int steps_;
+  double chunk_bytes_;
+};
+
+// Analytic time of the same ring all-reduce: 2(P-1) steps, each as long as its slowest hop, where
+// a hop takes its route latency plus chunk / (bandwidth share) at its busiest link, a link shared
+// by n of the step's flows giving each bandwidth / n. Equal, to the picosecond, to the flow model
+// when hops are alike and nothing else shares the network.
+Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
+                          const RingOrders& rings, double bytes);
+
+}  // namespace trainsim::models

@@ -1,0 +1,209 @@
+#include "models/config/cluster_config.h"
+
+#include <vector>
+
+namespace trainsim::models {
+
+namespace {
+
+Time parse_time(const ConfigNode& node) {
+  const double seconds = node.nonnegative_quantity(Dimension::kTime);
+  if (seconds > kMaxSeconds) node.fail("is too long to simulate");
+  return time_from_seconds(seconds);
+}
+
+double parse_efficiency(MapReader& map) {
+  const auto node = map.optional("efficiency");
+  return node ? node->fraction() : 1.0;
+}
+
+GpuSpec parse_gpu(const ConfigNode& node) {
+  MapReader map(node);
+  GpuSpec gpu;
+  gpu.model = map.required("model").as_string();
+  const ConfigNode peaks = map.required("peak_flops");
+  MapReader peak_map(peaks);
+  for (Dtype d : {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
+    if (auto value = peak_map.optional(dtype_name(d))) {
+      gpu.peak_flops_per_s[d] = value->positive_quantity(Dimension::kFlopRate);
+    }
+  }
+  peak_map.finish();
+  if (gpu.peak_flops_per_s.empty()) peaks.fail("needs at least one format (fp32, tf32, bf16, fp16, fp8)");
+  gpu.hbm_bandwidth_bytes_per_s =
+      map.required("hbm_bandwidth").positive_quantity(Dimension::kBandwidth);
+  gpu.hbm_capacity_bytes = map.required("hbm_capacity").positive_quantity(Dimension::kBytes);
+  if (auto e = map.optional("gemm_efficiency")) gpu.gemm_efficiency = e->fraction();
+  if (auto e = map.optional("hbm_efficiency")) gpu.hbm_efficiency = e->fraction();
+  map.finish();
+  return gpu;
+}
+
+IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
+  MapReader map(node);
+  IntraNodeSpec intra;
+  const ConfigNode fabric = map.required("fabric");
+  const std::string name = fabric.as_string();
+  if (name == "nvswitch") {
+    intra.fabric = IntraNodeFabric::kNvSwitch;
+  } else if (name == "pcie") {
+    intra.fabric = IntraNodeFabric::kPcie;
+  } else {
+    fabric.fail("must be nvswitch or pcie, got '" + name + "'");
+  }
+  intra.gpu_link = parse_link_class(map.required("gpu_link"));
+  const auto switches = map.optional("pcie_switches");
+  const auto switch_link = map.optional("switch_link");
+  if (intra.fabric == IntraNodeFabric::kNvSwitch) {
+    if (switches) switches->fail("applies only to fabric: pcie");
+    if (switch_link) switch_link->fail("applies only to fabric: pcie");
+  } else {
+    if (switches) {
+      intra.pcie_switches = static_cast<int>(switches->positive_integer());
+      if (intra.pcie_switches > gpus_per_node) {
+        switches->fail("cannot exceed gpus_per_node (" + std::to_string(gpus_per_node) + ")");
+      }
+    }
+    if (intra.pcie_switches > 1) {
+      if (!switch_link) {
+        map.fail_missing("switch_link", "pcie_switches > 1 needs the link joining the switches");
+      }
+      intra.switch_link = parse_link_class(*switch_link);
+    } else if (switch_link) {
+      switch_link->fail("needs pcie_switches > 1");
+    }
+  }
+  map.finish();
+  return intra;
+}
+
+NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
+  MapReader map(node);
+  NicSpec nic;
+  const ConfigNode count = map.required("count");
+  nic.count = static_cast<int>(count.positive_integer());
+  nic.link.bandwidth_bytes_per_s = map.required("bandwidth").positive_quantity(Dimension::kBandwidth);
+  nic.link.latency = parse_time(map.required("latency"));
+  nic.link.efficiency = parse_efficiency(map);
+  nic.gpu_link = parse_link_class(map.required("gpu_link"));
+  if (auto gpus = map.optional("gpus")) {
+    const auto lists = gpus->items();
+    if (static_cast<int>(lists.size()) != nic.count) {
+      gpus->fail("lists " + std::to_string(lists.size()) + " NICs but count is " +
+                 std::to_string(nic.count));
+    }
+    std::vector<bool> covered(gpus_per_node, false);
+    for (const ConfigNode& list : lists) {
+      const auto entries = list.items();
+      if (entries.empty()) list.fail("this NIC maps to no GPU");
+      std::vector<int> ids;
+      for (const ConfigNode& entry : entries) {
+        const std::int64_t g = entry.as_integer();
+        if (g < 0 || g >= gpus_per_node) {
+          entry.fail("GPU " + std::to_string(g) + " does not exist (GPUs are 0.." +
+                     std::to_string(gpus_per_node - 1) + ")");
+        }
+        ids.push_back(static_cast<int>(g));
+        covered[g] = true;
+      }
+      nic.gpus.push_back(ids);
+    }
+    for (int g = 0; g < gpus_per_node; ++g) {
+      if (!covered[g]) gpus->fail("GPU " + std::to_string(g) + " is served by no NIC");
+    }
+  } else {
+    // Even split: GPU g uses NIC g * count / gpus_per_node (a NIC per GPU, or a GPU group per NIC).
+    nic.gpus.assign(nic.count, {});
+    if (nic.count > gpus_per_node) {
+      count.fail("more NICs than GPUs needs an explicit 'gpus' mapping");
+    }
+    for (int g = 0; g < gpus_per_node; ++g) nic.gpus[g * nic.count / gpus_per_node].push_back(g);
+  }
+  map.finish();
+  return nic;
+}
+
+NetworkSpec parse_network(const ConfigNode& node) {
+  MapReader map(node);
+  NetworkSpec net;
+  const ConfigNode topology = map.required("topology");
+  const std::string name = topology.as_string();
+  const auto nodes_per_leaf = map.optional("nodes_per_leaf");
+  const auto spines = map.optional("spines");
+  const auto oversubscription = map.optional("oversubscription");
+  const auto rail_optimized = map.optional("rail_optimized");
+  const auto switch_latency = map.optional("switch_latency");
+  if (name == "single_switch") {
+    net.topology = NetworkTopology::kSingleSwitch;
+    for (const auto* key : {&nodes_per_leaf, &spines, &oversubscription, &rail_optimized,
+                            &switch_latency}) {
+      if (*key) (*key)->fail("applies only to topology: fat_tree");
+    }
+  } else if (name == "fat_tree") {
+    net.topology = NetworkTopology::kFatTree;
+    if (!nodes_per_leaf) map.fail_missing("nodes_per_leaf", "a fat_tree needs it");
+    if (!spines) map.fail_missing("spines", "a fat_tree needs it");
+    net.nodes_per_leaf = static_cast<int>(nodes_per_leaf->positive_integer());
+    net.spines = static_cast<int>(spines->positive_integer());
+    if (oversubscription) {
+      net.oversubscription = oversubscription->as_number();
+      if (!(net.oversubscription >= 1.0)) {
+        oversubscription->fail("must be at least 1 (1 = non-blocking), got " +
+                               oversubscription->as_string());
+      }
+    }
+    if (rail_optimized) net.rail_optimized = rail_optimized->as_bool();
+    if (switch_latency) net.switch_latency = parse_time(*switch_latency);
+  } else {
+    topology.fail("must be single_switch or fat_tree, got '" + name + "'");
+  }
+  map.finish();
+  return net;
+}
+
+}  // namespace
+
+Dtype parse_dtype_node(const ConfigNode& node) {
+  const std::string name = node.as_string();
+  const auto dtype = parse_dtype(name);
+  if (!dtype) node.fail("unknown format '" + name + "' (expected fp32, tf32, bf16, fp16 or fp8)");
+  return *dtype;
+}
+
+LinkClassSpec parse_link_class(const ConfigNode& node) {
+  MapReader map(node);
+  LinkClassSpec link;
+  link.bandwidth_bytes_per_s = map.required("bandwidth").positive_quantity(Dimension::kBandwidth);
+  link.latency = parse_time(map.required("latency"));
+  link.efficiency = parse_efficiency(map);
+  map.finish();
+  return link;
+}
+
+ClusterSpec parse_cluster_spec(const ConfigNode& root) {
+  MapReader map(root);
+  ClusterSpec spec;
+  spec.source_file = root.file();
+  spec.name = map.required("name").as_string();
+  if (auto d = map.optional("description")) spec.description = d->as_string();
+  spec.nodes = static_cast<int>(map.required("nodes").positive_integer());
+  spec.gpus_per_node = static_cast<int>(map.required("gpus_per_node").positive_integer());
+  spec.gpu = parse_gpu(map.required("gpu"));
+  spec.intra_node = parse_intra_node(map.required("intra_node"), spec.gpus_per_node);
+  const auto nic = map.optional("nic");
+  const auto network = map.optional("network");
+  if (nic) spec.nic = parse_nic(*nic, spec.gpus_per_node);
+  if (network) spec.network = parse_network(*network);
+  if (spec.nodes > 1 && !nic) map.fail_missing("nic", "a cluster of several nodes needs NICs");
+  if (spec.nodes > 1 && !network) {
+    map.fail_missing("network", "a cluster of several nodes needs a network");
+  }
+  map.finish();
+  return spec;
+}
+
+ClusterSpec load_cluster_spec(const std::string& path) {
+  return parse_cluster_spec(ConfigNode::load_file(path));
+}
+
+}  // namespace trainsim::models

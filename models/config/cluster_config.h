@@ -1,0 +1,19 @@
+// Loads and validates a cluster spec (configs/clusters/*.yaml). See configs/README.md for the
+// schema. Throws ConfigError naming file, line, column and key on any problem.
+#pragma once
+
+#include <string>
+
+#include "models/config/config_node.h"
+#include "models/hardware/cluster_spec.h"
+
+namespace trainsim::models {
+
+ClusterSpec load_cluster_spec(const std::string& path);
+ClusterSpec parse_cluster_spec(const ConfigNode& root);
+
+// A link class: {bandwidth, latency, efficiency (optional, default 1)}.
+LinkClassSpec parse_link_class(const ConfigNode& node);
+Dtype parse_dtype_node(const ConfigNode& node);
+
+}  // namespace trainsim::models

@@ -1,0 +1,21 @@
+// Parsing of physical quantities written in configs, e.g. "450 GB/s", "400 Gb/s", "2.5 us",
+// "80 GiB", "989 TFLOP/s". A plain number is taken in the base unit of its dimension (bytes,
+// bytes/s, seconds, FLOP, FLOP/s).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainsim::models {
+
+enum class Dimension { kBytes, kBandwidth, kTime, kFlops, kFlopRate };
+
+std::string_view dimension_name(Dimension dimension);
+// Units accepted for a dimension, for error messages.
+std::string_view dimension_units(Dimension dimension);
+
+// Value in base units, or nullopt if `text` is not a number followed by a unit of `dimension`.
+std::optional<double> parse_quantity(std::string_view text, Dimension dimension);
+
+}  // namespace trainsim::models

@@ -1,0 +1,78 @@
+// What a cluster is made of: nodes of GPUs, the fabric inside a node (NVSwitch or PCIe), the NICs
+// and which GPUs use them, and the network between nodes (one switch or a leaf/spine fat-tree).
+// Plain validated data; models/config/cluster_config.h builds it from YAML.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/units.h"
+#include "models/hardware/dtype.h"
+
+namespace trainsim::models {
+
+struct GpuSpec {
+  std::string model;
+  // Dense peak compute per format (datasheet).
+  std::map<Dtype, double> peak_flops_per_s;
+  double hbm_bandwidth_bytes_per_s = 0.0;
+  double hbm_capacity_bytes = 0.0;
+  // Achieved fraction of peak for large GEMMs and for streaming HBM kernels.
+  double gemm_efficiency = 1.0;
+  double hbm_efficiency = 1.0;
+};
+
+// One class of link: line rate per direction, latency, and the fraction of line rate that
+// collectives achieve on it. Effective bandwidth = bandwidth * efficiency.
+struct LinkClassSpec {
+  double bandwidth_bytes_per_s = 0.0;
+  Time latency = 0;
+  double efficiency = 1.0;
+  double effective_bandwidth() const { return bandwidth_bytes_per_s * efficiency; }
+};
+
+enum class IntraNodeFabric { kNvSwitch, kPcie };
+
+struct IntraNodeSpec {
+  IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
+  // NVSwitch: each GPU's NVLink to the switch. PCIe: each GPU's link to its PCIe switch.
+  LinkClassSpec gpu_link;
+  // PCIe only: GPUs are split evenly over this many PCIe switches (one per CPU socket, say),
+  // joined pairwise by `switch_link`.
+  int pcie_switches = 1;
+  LinkClassSpec switch_link;
+};
+
+struct NicSpec {
+  int count = 0;           // per node
+  LinkClassSpec link;      // NIC to the network, per direction
+  LinkClassSpec gpu_link;  // GPU to its NIC (PCIe, GPUDirect RDMA)
+  std::vector<std::vector<int>> gpus;  // per NIC: local GPU indices that send through it
+};
+
+enum class NetworkTopology { kSingleSwitch, kFatTree };
+
+struct NetworkSpec {
+  NetworkTopology topology = NetworkTopology::kSingleSwitch;
+  // Fat-tree only.
+  int nodes_per_leaf = 1;
+  int spines = 1;
+  double oversubscription = 1.0;  // leaf downlink bandwidth / uplink bandwidth
+  bool rail_optimized = false;    // NIC i of every node on its own leaf ("rail")
+  Time switch_latency = 0;        // per switch-to-switch hop
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  std::string source_file;
+  int nodes = 1;  // nodes available
+  int gpus_per_node = 1;
+  GpuSpec gpu;
+  IntraNodeSpec intra_node;
+  NicSpec nic;
+  NetworkSpec network;
+};
+
+}  // namespace trainsim::models

@@ -1,0 +1,119 @@
+#include "models/hardware/cluster_topology.h"
+
+#include <string>
+
+#include "engine/check.h"
+
+namespace trainsim::models {
+
+namespace {
+
+std::string node_prefix(int node) { return "n" + std::to_string(node) + "/"; }
+
+void add_link_class(Topology& t, VertexId a, VertexId b, const LinkClassSpec& link,
+                    const std::string& label) {
+  t.add_duplex(a, b, link.effective_bandwidth(), link.latency, label);
+}
+
+struct NicVertices {
+  VertexId send;
+  VertexId receive;
+};
+
+}  // namespace
+
+ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
+  TRAINSIM_ASSERT(nodes >= 1, "at least one node");
+  TRAINSIM_ASSERT(spec.gpus_per_node >= 1, "at least one GPU per node");
+  ClusterTopology out;
+  out.nodes = nodes;
+  out.gpus_per_node = spec.gpus_per_node;
+  Topology& t = out.topology;
+  const int gpus = spec.gpus_per_node;
+
+  // nics[node][i]
+  std::vector<std::vector<NicVertices>> nics(nodes);
+  for (int n = 0; n < nodes; ++n) {
+    const std::string prefix = node_prefix(n);
+    std::vector<VertexId> local;
+    for (int g = 0; g < gpus; ++g) {
+      local.push_back(t.add_vertex(prefix + "gpu" + std::to_string(g), /*transit=*/false));
+      out.gpu_vertices.push_back(local.back());
+    }
+    if (spec.intra_node.fabric == IntraNodeFabric::kNvSwitch) {
+      const VertexId nvswitch = t.add_vertex(prefix + "nvswitch", true);
+      for (const VertexId g : local) add_link_class(t, g, nvswitch, spec.intra_node.gpu_link, "nvlink");
+    } else {
+      const int switches = spec.intra_node.pcie_switches;
+      std::vector<VertexId> sw;
+      for (int s = 0; s < switches; ++s) {
+        sw.push_back(t.add_vertex(prefix + "pcie" + std::to_string(s), true));
+      }
+      for (int g = 0; g < gpus; ++g) {
+        add_link_class(t, local[g], sw[g * switches / gpus], spec.intra_node.gpu_link, "pcie");
+      }
+      for (int a = 0; a < switches; ++a) {
+        for (int b = a + 1; b < switches; ++b) {
+          add_link_class(t, sw[a], sw[b], spec.intra_node.switch_link, "pcie-switch");
+        }
+      }
+    }
+    for (int i = 0; i < spec.nic.count; ++i) {
+      const std::string nic = prefix + "nic" + std::to_string(i);
+      NicVertices v{t.add_vertex(nic + ".tx", true), t.add_vertex(nic + ".rx", true)};
+      for (const int g : spec.nic.gpus[i]) {
+        t.add_link(local[g], v.send, spec.nic.gpu_link.effective_bandwidth(),
+                   spec.nic.gpu_link.latency, "gpu-nic");
+        t.add_link(v.receive, local[g], spec.nic.gpu_link.effective_bandwidth(),
+                   spec.nic.gpu_link.latency, "gpu-nic");
+      }
+      nics[n].push_back(v);
+    }
+  }
+  if (nodes == 1 || spec.nic.count == 0) return out;
+
+  const LinkClassSpec& wire = spec.nic.link;
+  auto attach = [&](const NicVertices& nic, VertexId sw) {
+    t.add_link(nic.send, sw, wire.effective_bandwidth(), wire.latency, "nic");
+    t.add_link(sw, nic.receive, wire.effective_bandwidth(), wire.latency, "nic");
+  };
+
+  const NetworkSpec& net = spec.network;
+  if (net.topology == NetworkTopology::kSingleSwitch) {
+    const VertexId core = t.add_vertex("switch", true);
+    for (const auto& node_nics : nics) {
+      for (const NicVertices& nic : node_nics) attach(nic, core);
+    }
+    return out;
+  }
+
+  // Fat-tree. A leaf serves `nodes_per_leaf` nodes: one NIC each when rail-optimised (one leaf per
+  // rail per group), else all their NICs. Uplink capacity = downlink capacity / oversubscription,
+  // split evenly over the spines.
+  const int groups = (nodes + net.nodes_per_leaf - 1) / net.nodes_per_leaf;
+  const int rails = net.rail_optimized ? spec.nic.count : 1;
+  const int ports_down = net.nodes_per_leaf * (net.rail_optimized ? 1 : spec.nic.count);
+  const double uplink_bw =
+      ports_down * wire.effective_bandwidth() / (net.oversubscription * net.spines);
+  std::vector<VertexId> spines;
+  for (int s = 0; s < net.spines; ++s) spines.push_back(t.add_vertex("spine" + std::to_string(s), true));
+  for (int group = 0; group < groups; ++group) {
+    for (int rail = 0; rail < rails; ++rail) {
+      const VertexId leaf = t.add_vertex(
+          "leaf" + std::to_string(group) + (net.rail_optimized ? "/rail" + std::to_string(rail) : ""),
+          true);
+      for (const VertexId spine : spines) {
+        t.add_duplex(leaf, spine, uplink_bw, net.switch_latency, "leaf-spine");
+      }
+      for (int n = group * net.nodes_per_leaf; n < std::min(nodes, (group + 1) * net.nodes_per_leaf);
+           ++n) {
+        for (int i = 0; i < spec.nic.count; ++i) {
+          if (!net.rail_optimized || i == rail) attach(nics[n][i], leaf);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::models

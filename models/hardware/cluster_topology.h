@@ -1,0 +1,31 @@
+// Turns a ClusterSpec and a node count into an engine Topology.
+//
+// Per node: one vertex per GPU (an endpoint), and either one NVSwitch vertex joined to every GPU
+// by its NVLink, or PCIe switch vertices joined to their GPUs and to each other. Each NIC is two
+// vertices, a send side (GPUs -> NIC -> network) and a receive side (network -> NIC -> GPUs), so
+// traffic between GPUs of one node never loops through a NIC. Between nodes: every NIC on one
+// non-blocking switch, or a two-level fat-tree whose leaves take `nodes_per_leaf` nodes (all of a
+// node's NICs, or with rail optimisation NIC i of each node on rail leaf i) and connect to every
+// spine with uplinks sized by the oversubscription ratio.
+#pragma once
+
+#include <vector>
+
+#include "engine/topology.h"
+#include "models/hardware/cluster_spec.h"
+
+namespace trainsim::models {
+
+struct ClusterTopology {
+  Topology topology;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::vector<VertexId> gpu_vertices;  // by global rank = node * gpus_per_node + local index
+
+  int gpu_count() const { return nodes * gpus_per_node; }
+  VertexId gpu(int node, int local) const { return gpu_vertices[node * gpus_per_node + local]; }
+};
+
+ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes);
+
+}  // namespace trainsim::models

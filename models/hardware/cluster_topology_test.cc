@@ -1,0 +1,86 @@
+#include "models/hardware/cluster_topology.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/routing.h"
+#include "models/config/cluster_config.h"
+
+namespace trainsim::models {
+namespace {
+
+const std::string kSourceDir = TRAINSIM_SOURCE_DIR;
+
+std::vector<std::string> route_labels(Router& router, const Topology& t, VertexId a, VertexId b) {
+  std::vector<std::string> labels;
+  for (const LinkId l : router.links(router.route(a, b))) labels.push_back(t.link(l).label);
+  return labels;
+}
+
+TEST(ClusterTopologyTest, DgxH100RoutesOverNvlinkInsideAndNicsAcross) {
+  const ClusterSpec spec = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  const ClusterTopology ct = build_cluster_topology(spec, 2);
+  EXPECT_EQ(ct.gpu_count(), 16);
+  Router router(ct.topology);
+  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 0), ct.gpu(0, 5)),
+            (std::vector<std::string>{"nvlink", "nvlink"}));
+  // Same rail: GPU 3 of both nodes share rail leaf 3.
+  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 3), ct.gpu(1, 3)),
+            (std::vector<std::string>{"gpu-nic", "nic", "nic", "gpu-nic"}));
+  // Across rails the route climbs to a spine.
+  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 3), ct.gpu(1, 4)),
+            (std::vector<std::string>{"gpu-nic", "nic", "leaf-spine", "leaf-spine", "nic",
+                                      "gpu-nic"}));
+  // NVLink carries 450 GB/s x 0.818 per direction.
+  const RouteId r = router.route(ct.gpu(0, 0), ct.gpu(0, 1));
+  EXPECT_DOUBLE_EQ(router.bottleneck_bandwidth(r), 450e9 * 0.818);
+  EXPECT_EQ(router.latency(r), 2 * 1'250'000);
+}
+
+TEST(ClusterTopologyTest, PcieServerCrossesSocketsAndSharesNics) {
+  const ClusterSpec spec =
+      load_cluster_spec(kSourceDir + "/configs/clusters/pcie-8gpu-2x100g.yaml");
+  const ClusterTopology ct = build_cluster_topology(spec, 2);
+  Router router(ct.topology);
+  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 0), ct.gpu(0, 3)),
+            (std::vector<std::string>{"pcie", "pcie"}));
+  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 0), ct.gpu(0, 5)),
+            (std::vector<std::string>{"pcie", "pcie-switch", "pcie"}));
+  // GPU 2 uses NIC 0, GPU 6 of the other node NIC 1; one top-of-rack switch between.
+  const auto links = router.links(router.route(ct.gpu(0, 2), ct.gpu(1, 6)));
+  ASSERT_EQ(links.size(), 4u);
+  EXPECT_EQ(ct.topology.vertex(ct.topology.link(links[0]).to).name, "n0/nic0.tx");
+  EXPECT_EQ(ct.topology.vertex(ct.topology.link(links[3]).from).name, "n1/nic1.rx");
+  EXPECT_DOUBLE_EQ(router.bottleneck_bandwidth(router.route(ct.gpu(0, 2), ct.gpu(1, 6))),
+                   12.5e9 * 0.96);
+}
+
+TEST(ClusterTopologyTest, FatTreeUplinksFollowOversubscription) {
+  ClusterSpec spec = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  spec.network.rail_optimized = false;
+  spec.network.nodes_per_leaf = 2;
+  spec.network.spines = 4;
+  spec.network.oversubscription = 2.0;
+  const ClusterTopology ct = build_cluster_topology(spec, 4);
+  // A leaf takes 2 nodes x 8 NICs = 16 ports of 50 GB/s x 0.97; half of that goes up, over 4
+  // spines: 16 * 48.5 / (2 * 4) = 97 GB/s per leaf-spine link.
+  int uplinks = 0;
+  for (const Link& l : ct.topology.links()) {
+    if (l.label == "leaf-spine") {
+      ++uplinks;
+      EXPECT_DOUBLE_EQ(l.bandwidth_bytes_per_s, 16 * 50e9 * 0.97 / 8);
+    }
+  }
+  EXPECT_EQ(uplinks, 2 /*leaves*/ * 4 /*spines*/ * 2 /*directions*/);
+}
+
+TEST(ClusterTopologyTest, SingleNodeHasNoNetwork) {
+  const ClusterSpec spec = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-a100.yaml");
+  const ClusterTopology ct = build_cluster_topology(spec, 1);
+  for (const Link& l : ct.topology.links()) {
+    EXPECT_NE(l.label, "nic");
+    EXPECT_NE(l.label, "leaf-spine");
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::models

@@ -1,0 +1,16 @@
+// Numeric formats for compute and communication, with their sizes.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace trainsim::models {
+
+enum class Dtype { kFp32, kTf32, kBf16, kFp16, kFp8 };
+
+std::string_view dtype_name(Dtype dtype);
+std::optional<Dtype> parse_dtype(std::string_view name);
+// Bytes per element as stored and communicated (TF32 is stored as FP32).
+double dtype_bytes(Dtype dtype);
+
+}  // namespace trainsim::models

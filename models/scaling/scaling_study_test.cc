@@ -1,0 +1,80 @@
+#include "models/scaling/scaling_study.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim::models {
+namespace {
+
+ScalingPoint point(int nodes, double throughput) {
+  ScalingPoint p;
+  p.nodes = nodes;
+  p.throughput = throughput;
+  return p;
+}
+
+TEST(ScalingStudyTest, SpeedupAndEfficiencyFollowTheDefinitions) {
+  // The measurement note's examples: 4 nodes at 3.9x is 97.5% efficient, 8 nodes at 7.5x is
+  // 93.75%, 4 nodes at 1.21x is 30.25%.
+  std::vector<ScalingPoint> points = {point(1, 1000.0), point(4, 3900.0), point(8, 7500.0)};
+  fill_speedup_and_efficiency(points);
+  EXPECT_DOUBLE_EQ(points[0].speedup, 1.0);
+  EXPECT_DOUBLE_EQ(points[1].speedup, 3.9);
+  EXPECT_DOUBLE_EQ(points[1].efficiency, 0.975);
+  EXPECT_DOUBLE_EQ(points[2].efficiency, 0.9375);
+  std::vector<ScalingPoint> poor = {point(1, 100.0), point(4, 121.0)};
+  fill_speedup_and_efficiency(poor);
+  EXPECT_DOUBLE_EQ(poor[1].efficiency, 0.3025);
+}
+
+TEST(ScalingStudyTest, BaselineIsTheSmallestNodeCount) {
+  std::vector<ScalingPoint> points = {point(2, 200.0), point(8, 700.0)};
+  fill_speedup_and_efficiency(points);
+  EXPECT_DOUBLE_EQ(points[1].speedup, 3.5);
+  EXPECT_DOUBLE_EQ(points[1].efficiency, 3.5 / 4.0);
+}
+
+// Nodes of one GPU each behind one NIC on a single switch: a ring hop crosses GPU->NIC (1 us,
+// 40 GB/s), NIC->switch and switch->NIC (4 us, 25 GB/s each), NIC->GPU: alpha = 10 us, B = 25 GB/s.
+ClusterSpec one_gpu_nodes() {
+  ClusterSpec c;
+  c.name = "tiny";
+  c.nodes = 8;
+  c.gpus_per_node = 1;
+  c.gpu.model = "G";
+  c.gpu.peak_flops_per_s[Dtype::kBf16] = 100e12;
+  c.gpu.gemm_efficiency = 1.0;
+  c.gpu.hbm_bandwidth_bytes_per_s = 1e12;
+  c.gpu.hbm_capacity_bytes = 1e10;
+  c.intra_node.gpu_link = LinkClassSpec{100e9, kMicrosecond, 1.0};
+  c.nic.count = 1;
+  c.nic.link = LinkClassSpec{25e9, 4 * kMicrosecond, 1.0};
+  c.nic.gpu_link = LinkClassSpec{40e9, kMicrosecond, 1.0};
+  c.nic.gpus = {{0}};
+  c.network.topology = NetworkTopology::kSingleSwitch;
+  return c;
+}
+
+TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
+  DenseModelSpec m;
+  m.name = "m";
+  m.flops_per_example = 1e9;
+  m.batch_per_gpu = 500;  // 500 GFLOP at 100 TFLOP/s: 5 ms
+  m.parameter_bytes = 100e6;
+  m.compute_dtype = Dtype::kBf16;
+  const ScalingStudy study = run_scaling_study(one_gpu_nodes(), m, {4, 1, 2, 4}, {});
+  ASSERT_EQ(study.points.size(), 3u);
+  const double bytes = 100e6;
+  for (const ScalingPoint& p : study.points) {
+    const int n = p.nodes;
+    const Time all_reduce = n == 1 ? 0 : 2 * (n - 1) * (10 * kMicrosecond + transfer_time(bytes / n, 25e9));
+    EXPECT_EQ(p.step_time, 5 * kMillisecond + all_reduce) << n << " nodes";
+    EXPECT_DOUBLE_EQ(p.global_batch, 500.0 * n);
+    EXPECT_DOUBLE_EQ(p.throughput, 500.0 * n / to_seconds(p.step_time));
+  }
+  EXPECT_EQ(study.points[0].nodes, 1);
+  EXPECT_DOUBLE_EQ(study.points[2].efficiency, study.points[2].speedup / 4.0);
+  EXPECT_LT(study.points[2].efficiency, 1.0);
+}
+
+}  // namespace
+}  // namespace trainsim::models

@@ -1,0 +1,26 @@
+// A data-parallel dense model: every GPU holds all parameters, computes on its share of the batch,
+// and all-reduces the gradients each step.
+#pragma once
+
+#include <string>
+
+#include "models/config/config_error.h"
+#include "models/hardware/dtype.h"
+
+namespace trainsim::models {
+
+struct DenseModelSpec {
+  std::string name;
+  std::string description;
+  std::string source_file;
+  double flops_per_example = 0.0;         // forward + backward
+  double backward_flops_fraction = 2.0 / 3.0;  // backward costs about twice the forward
+  double parameter_bytes = 0.0;  // gradients of the same size are all-reduced every step
+  int batch_per_gpu = 1;
+  Dtype compute_dtype = Dtype::kBf16;
+  SourceLocation compute_dtype_location;
+  bool overlap_all_reduce = false;  // all-reduce gradient buckets while backward runs
+  int gradient_buckets = 1;
+};
+
+}  // namespace trainsim::models

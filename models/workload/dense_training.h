@@ -1,0 +1,55 @@
+// Simulates training steps of a data-parallel dense model on a cluster: per GPU, forward and
+// backward compute on the compute stream, then the gradient all-reduce on the communication
+// stream (by buckets during backward when overlap is on). Steps repeat; the first ones are warm-up.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/task_graph.h"
+#include "models/hardware/cluster_spec.h"
+#include "models/workload/dense_model.h"
+
+namespace trainsim::models {
+
+enum class NetworkModel {
+  kFlow,      // every transfer is a flow on the fabric, sharing links by max-min fairness
+  kAnalytic,  // collectives take their alpha-beta time; no contention between them
+};
+
+struct StepSimulationOptions {
+  int steps = 3;         // simulated steps, including warm-up
+  int warmup_steps = 1;  // not measured
+  NetworkModel network = NetworkModel::kFlow;
+  bool keep_trace = false;  // keep the task graph and records for a Chrome trace
+  std::uint64_t seed = 0;
+};
+
+// Where the time of one step goes, averaged over measured steps and ranks.
+struct StepBreakdown {
+  Time compute = 0;                // local compute (busy time of the compute stream)
+  Time exposed_communication = 0;  // step time not hidden behind compute
+};
+
+struct StepTrace {
+  TaskGraph graph;
+  std::vector<TaskRecord> records;
+  int gpus_per_node = 1;
+};
+
+struct StepSimulationResult {
+  Time step_time = 0;  // mean over measured steps
+  StepBreakdown breakdown;
+  std::uint64_t events = 0;
+  std::shared_ptr<StepTrace> trace;  // set when keep_trace
+};
+
+// Per-GPU compute time of the model's forward+backward for one batch on this GPU.
+Time dense_compute_time(const DenseModelSpec& model, const GpuSpec& gpu);
+
+StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
+                                             const DenseModelSpec& model, int nodes,
+                                             const StepSimulationOptions& options);
+
+}  // namespace trainsim::models

@@ -1,0 +1,90 @@
+// Data-parallel dense training steps on a small hand-computable cluster.
+#include "models/workload/dense_training.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim::models {
+namespace {
+
+// One node of 4 GPUs on an NVSwitch: 100 GB/s and 1 us per GPU link, so a ring hop costs
+// alpha = 2 us + bytes / 100 GB/s. GPUs do 100 TFLOP/s BF16 at 50% efficiency.
+ClusterSpec small_node() {
+  ClusterSpec c;
+  c.name = "small";
+  c.nodes = 1;
+  c.gpus_per_node = 4;
+  c.gpu.model = "G";
+  c.gpu.peak_flops_per_s[Dtype::kBf16] = 100e12;
+  c.gpu.gemm_efficiency = 0.5;
+  c.gpu.hbm_bandwidth_bytes_per_s = 1e12;
+  c.gpu.hbm_capacity_bytes = 1e10;
+  c.intra_node.gpu_link = LinkClassSpec{100e9, kMicrosecond, 1.0};
+  return c;
+}
+
+// 1 GFLOP per example, batch 100: 100 GFLOP at 50 TFLOP/s = 2 ms; backward 75% = 1.5 ms.
+DenseModelSpec small_model(double parameter_bytes, bool overlap, int buckets) {
+  DenseModelSpec m;
+  m.name = "m";
+  m.flops_per_example = 1e9;
+  m.backward_flops_fraction = 0.75;
+  m.parameter_bytes = parameter_bytes;
+  m.batch_per_gpu = 100;
+  m.compute_dtype = Dtype::kBf16;
+  m.overlap_all_reduce = overlap;
+  m.gradient_buckets = buckets;
+  return m;
+}
+
+TEST(DenseTrainingTest, ComputeTimeIsFlopsOverAchievedRate) {
+  EXPECT_EQ(dense_compute_time(small_model(1e6, false, 1), small_node().gpu), 2 * kMillisecond);
+}
+
+TEST(DenseTrainingTest, WithoutOverlapStepIsComputeThenAllReduce) {
+  // All-reduce of 400 MB over P = 4: 6 steps of (2 us + 100 MB / 100 GB/s = 1 ms) = 6.012 ms.
+  const auto r = simulate_dense_training(small_node(), small_model(400e6, false, 1), 1, {});
+  EXPECT_EQ(r.step_time, 2 * kMillisecond + 6 * (2 * kMicrosecond + kMillisecond));
+  EXPECT_EQ(r.breakdown.compute, 2 * kMillisecond);
+  EXPECT_EQ(r.breakdown.exposed_communication, 6 * (2 * kMicrosecond + kMillisecond));
+}
+
+TEST(DenseTrainingTest, OverlappedBucketsQueueOnTheCommunicationStream) {
+  // 4 buckets of 100 MB: each all-reduce is 6 x (2 us + 0.25 ms) = 1.512 ms. Backward pieces are
+  // 0.375 ms; the first bucket is ready at 0.5 + 0.375 = 0.875 ms and the all-reduces then run
+  // back to back: step = 0.875 + 4 x 1.512 = 6.923 ms.
+  const auto r = simulate_dense_training(small_node(), small_model(400e6, true, 4), 1, {});
+  const Time bucket = 6 * (2 * kMicrosecond + 250 * kMicrosecond);
+  EXPECT_EQ(r.step_time, 875 * kMicrosecond + 4 * bucket);
+  EXPECT_EQ(r.breakdown.compute, 2 * kMillisecond);
+}
+
+TEST(DenseTrainingTest, OverlapHidesAllButTheLastBucket) {
+  // 40 MB in 4 buckets: each all-reduce 6 x (2 us + 25 us) = 162 us, shorter than a 375 us
+  // backward piece, so only the last bucket's all-reduce is exposed.
+  const auto r = simulate_dense_training(small_node(), small_model(40e6, true, 4), 1, {});
+  EXPECT_EQ(r.step_time, 2 * kMillisecond + 162 * kMicrosecond);
+  EXPECT_EQ(r.breakdown.exposed_communication, 162 * kMicrosecond);
+}
+
+TEST(DenseTrainingTest, AnalyticNetworkAgreesWithFlowsWithoutContention) {
+  StepSimulationOptions analytic;
+  analytic.network = NetworkModel::kAnalytic;
+  for (const bool overlap : {false, true}) {
+    const DenseModelSpec model = small_model(400e6, overlap, 4);
+    EXPECT_EQ(simulate_dense_training(small_node(), model, 1, {}).step_time,
+              simulate_dense_training(small_node(), model, 1, analytic).step_time);
+  }
+}
+
+TEST(DenseTrainingTest, TraceKeepsOneRecordPerTask) {
+  StepSimulationOptions options;
+  options.keep_trace = true;
+  const auto r = simulate_dense_training(small_node(), small_model(40e6, true, 4), 1, options);
+  ASSERT_NE(r.trace, nullptr);
+  EXPECT_EQ(r.trace->records.size(), r.trace->graph.size());
+  // Per rank and step: forward, 4 backward pieces, 4 all-reduces, a step end.
+  EXPECT_EQ(r.trace->graph.size(), 3u * 4u * 10u);
+}
+
+}  // namespace
+}  // namespace trainsim::models
