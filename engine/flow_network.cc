@@ -28,15 +28,18 @@ FlowId FlowNetwork::allocate() {
   return id;
 }
 
-FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_complete) {
-  return start(router_.route(src, dst), bytes, std::move(on_complete));
+FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
+                          Callback on_transmitted) {
+  return start(router_.route(src, dst), bytes, std::move(on_arrived), std::move(on_transmitted));
 }
 
-FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_complete) {
+FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived,
+                          Callback on_transmitted) {
   TRAINSIM_ASSERT(bytes >= 0.0, "flow with negative bytes");
   const FlowId id = allocate();
   FlowState& f = flows_[id];
-  f.on_complete = std::move(on_complete);
+  f.on_arrived = std::move(on_arrived);
+  f.on_transmitted = std::move(on_transmitted);
   f.remaining_bytes = bytes;
   f.rate = 0.0;
   f.route = route;
@@ -44,15 +47,11 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_complete) {
   f.completion = EventHandle{};
   f.slots.clear();
   ++counters_.flows_started;
-
-  const Time latency = router_.latency(route);
   if (bytes == 0.0 || router_.links(route).empty()) {
-    // Nothing to share: the flow only pays its latency.
-    f.completion = sim_.schedule_in(latency, [this, id] { complete(id); });
-  } else if (latency == 0) {
-    activate(id);
+    // Nothing to share: transmitted at once (as an event, never inside the caller).
+    f.completion = sim_.schedule_in(0, [this, id] { transmitted(id); });
   } else {
-    sim_.schedule_in(latency, [this, id] { activate(id); });
+    activate(id);
   }
   return id;
 }
@@ -74,7 +73,7 @@ void FlowNetwork::activate(FlowId id) {
   request_solve();
 }
 
-void FlowNetwork::complete(FlowId id) {
+void FlowNetwork::transmitted(FlowId id) {
   FlowState& f = flows_[id];
   if (!f.slots.empty()) {
     const auto route = router_.links(f.route);
@@ -100,14 +99,23 @@ void FlowNetwork::complete(FlowId id) {
     --bandwidth_phase_count_;
     if (!dirty_links_.empty()) request_solve();
   }
-  Callback callback = std::move(f.on_complete);
-  f.on_complete = nullptr;
+  const Time latency = router_.latency(f.route);
+  Callback on_transmitted = std::move(f.on_transmitted);
+  Callback on_arrived = std::move(f.on_arrived);
+  f.on_transmitted = nullptr;
+  f.on_arrived = nullptr;
   f.in_use = false;
   f.slots.clear();
   free_flows_.push_back(id);
   --in_use_count_;
   ++counters_.flows_completed;
-  if (callback) callback();
+  if (on_transmitted) on_transmitted();
+  if (!on_arrived) return;
+  if (latency == 0) {
+    on_arrived();
+  } else {
+    sim_.schedule_in(latency, std::move(on_arrived));
+  }
 }
 
 void FlowNetwork::mark_dirty(LinkId link) {
@@ -170,7 +178,7 @@ void FlowNetwork::solve() {
     if (sim_.pending(f.completion)) {
       sim_.reschedule(f.completion, done);
     } else {
-      f.completion = sim_.schedule_at(done, [this, id] { complete(id); });
+      f.completion = sim_.schedule_at(done, [this, id] { transmitted(id); });
     }
   }
 }

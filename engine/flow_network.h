@@ -1,6 +1,9 @@
 // Flow-level network model. A flow moves a number of bytes along a route of directed links. It
-// first waits its route's latency (paid once per flow), then shares the bandwidth of every link on
-// its route with the other active flows by max-min fairness.
+// transmits at once, sharing the bandwidth of every link on its route with the other active flows
+// by max-min fairness; when its last byte has left the sender ("transmitted") it frees the links,
+// and that byte arrives after the route's latency (paid once per flow). A lone flow thus takes
+// latency + bytes / bottleneck bandwidth. A sender may start its next transfer as soon as the
+// previous one is transmitted, without waiting for the latency, as pipelined protocols do.
 //
 // Max-min fairness (progressive filling): rates r_f must satisfy, for every link l with capacity
 // C_l,  sum over flows f crossing l of r_f <= C_l,  and no rate can grow without shrinking a rate
@@ -45,14 +48,16 @@ class FlowNetwork {
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
-  // Starts a flow of `bytes` (>= 0) on `route`; `on_complete` runs when its last byte arrives.
-  // The returned id is valid until then and may be reused afterwards.
-  FlowId start(RouteId route, double bytes, Callback on_complete);
-  FlowId start(VertexId src, VertexId dst, double bytes, Callback on_complete);
+  // Starts a flow of `bytes` (>= 0) on `route`. `on_transmitted` (optional) runs when its last
+  // byte has left the sender, `on_arrived` when that byte arrives, a route latency later. The
+  // returned id is valid until transmission ends and may be reused afterwards.
+  FlowId start(RouteId route, double bytes, Callback on_arrived, Callback on_transmitted = {});
+  FlowId start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
+               Callback on_transmitted = {});
 
-  // Current rate of an active flow in bytes/s (0 during its latency phase).
+  // Current rate in bytes/s of a flow that is still transmitting (0 before the first solve).
   double rate(FlowId id) const;
-  // Route of an active flow.
+  // Route of a flow that is still transmitting.
   RouteId route_of(FlowId id) const;
   std::size_t active_flow_count() const { return in_use_count_; }
 
@@ -66,7 +71,8 @@ class FlowNetwork {
 
  private:
   struct FlowState {
-    Callback on_complete;
+    Callback on_arrived;
+    Callback on_transmitted;
     double remaining_bytes = 0.0;
     double rate = 0.0;
     double new_rate = 0.0;
@@ -91,7 +97,7 @@ class FlowNetwork {
 
   FlowId allocate();
   void activate(FlowId id);
-  void complete(FlowId id);
+  void transmitted(FlowId id);
   void mark_dirty(LinkId link);
   void request_solve();
   void solve();

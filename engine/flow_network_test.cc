@@ -117,19 +117,22 @@ TEST(FlowNetworkTest, CompletionMovesLaterWhenAFlowJoins) {
   EXPECT_EQ(done[1], 30 * kMillisecond);
 }
 
-TEST(FlowNetworkTest, LatencyIsPaidOncePerFlowBeforeSharing) {
-  // Two flows on one 100 GB/s link with 5 us latency: the second starts 5 us later, so the
-  // first runs alone for 5 us (0.5 MB) before sharing.
+TEST(FlowNetworkTest, LatencyIsPaidOnceAfterTransmission) {
+  // Flow A (1 MB) starts alone on a 100 GB/s link with 5 us latency; flow B (1 GB) joins at 5 us.
+  // A sends 0.5 MB alone in 5 us, then the last 0.5 MB at 50 GB/s in 10 us: transmitted at
+  // 15 us, arrived at 15 + 5 = 20 us.
   Chain chain({100 * kGBps}, {5 * kMicrosecond});
   Simulation sim;
   FlowNetwork net(sim, chain.topology);
-  Time done_a = -1;
-  net.start(chain.v[0], chain.v[1], 1e6, [&] { done_a = sim.now(); });
+  Time arrived = -1;
+  Time transmitted = -1;
+  net.start(
+      chain.v[0], chain.v[1], 1e6, [&] { arrived = sim.now(); },
+      [&] { transmitted = sim.now(); });
   sim.schedule_at(5 * kMicrosecond, [&] { net.start(chain.v[0], chain.v[1], 1e9, {}); });
   sim.run();
-  // Flow A is active from 5 us; alone until 10 us (0.5 MB sent), then at 50 GB/s for the last
-  // 0.5 MB: 10 us more. Done at 20 us.
-  EXPECT_EQ(done_a, 20 * kMicrosecond);
+  EXPECT_EQ(transmitted, 15 * kMicrosecond);
+  EXPECT_EQ(arrived, 20 * kMicrosecond);
 }
 
 TEST(FlowNetworkTest, ZeroByteFlowOnlyPaysLatency) {

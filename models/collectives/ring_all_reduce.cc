@@ -66,27 +66,32 @@ void RingAllReduce::try_send(int channel, int position) {
     return;
   }
   pos.sending = true;
-  network_.start(pos.route_to_next, chunk_bytes_,
-                 [this, channel, position] { on_sent(channel, position); });
+  network_.start(
+      pos.route_to_next, chunk_bytes_, [this, channel, position] { on_arrived(channel, position); },
+      [this, channel, position] { on_transmitted(channel, position); });
 }
 
-void RingAllReduce::on_sent(int channel, int position) {
-  auto& ring = positions_[channel];
-  const int next = (position + 1) % static_cast<int>(ring.size());
-  Position& pos = ring[position];
+void RingAllReduce::on_transmitted(int channel, int position) {
+  Position& pos = positions_[channel][position];
   pos.sending = false;
   ++pos.sent;
-  ++ring[next].received;
+  position_progressed(channel, position);
+}
+
+void RingAllReduce::on_arrived(int channel, int position) {
+  const int next = (position + 1) % static_cast<int>(positions_[channel].size());
+  ++positions_[channel][next].received;
+  position_progressed(channel, next);
+}
+
+void RingAllReduce::position_progressed(int channel, int position) {
+  const Position& pos = positions_[channel][position];
   if (pos.sent == steps_ && pos.received == steps_) {
     --channels_left_[pos.participant];
     check_done(pos.participant);
+  } else {
+    try_send(channel, position);
   }
-  if (ring[next].sent == steps_ && ring[next].received == steps_) {
-    --channels_left_[ring[next].participant];
-    check_done(ring[next].participant);
-  }
-  try_send(channel, position);
-  try_send(channel, next);
 }
 
 void RingAllReduce::check_done(int participant) {
@@ -103,26 +108,43 @@ Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
   if (p <= 1) return 0;
   const double chunk = bytes / (static_cast<double>(rings.size()) * p);
   // Flows per link in one step: every hop of every channel.
-  std::vector<RouteId> hops;
+  std::vector<std::vector<RouteId>> hops(rings.size());
   std::vector<int> load(router.topology().link_count(), 0);
-  for (const auto& ring : rings) {
+  for (std::size_t c = 0; c < rings.size(); ++c) {
     for (int i = 0; i < p; ++i) {
-      const RouteId r = router.route(vertices[ring[i]], vertices[ring[(i + 1) % p]]);
-      hops.push_back(r);
+      const RouteId r = router.route(vertices[rings[c][i]], vertices[rings[c][(i + 1) % p]]);
+      hops[c].push_back(r);
       for (const LinkId l : router.links(r)) ++load[l];
     }
   }
-  Time step = 0;
-  for (const RouteId r : hops) {
-    Time slowest = 0;
-    for (const LinkId l : router.links(r)) {
-      // Same arithmetic as the max-min solver's fair share, so the two agree to the picosecond.
-      const double share = router.topology().link(l).bandwidth_bytes_per_s / load[l];
-      slowest = std::max(slowest, transfer_time(chunk, share));
+  const int steps = 2 * (p - 1);
+  Time finish = 0;
+  std::vector<Time> transmit(p);
+  std::vector<Time> latency(p);
+  std::vector<Time> start(p, 0);
+  std::vector<Time> arrive(p);
+  for (std::size_t c = 0; c < rings.size(); ++c) {
+    for (int i = 0; i < p; ++i) {
+      Time slowest = 0;
+      for (const LinkId l : router.links(hops[c][i])) {
+        // Same arithmetic as the max-min solver's fair share, so the two agree to the picosecond.
+        const double share = router.topology().link(l).bandwidth_bytes_per_s / load[l];
+        slowest = std::max(slowest, transfer_time(chunk, share));
+      }
+      transmit[i] = slowest;
+      latency[i] = router.latency(hops[c][i]);
+      start[i] = 0;
     }
-    step = std::max(step, router.latency(r) + slowest);
+    for (int k = 0; k < steps; ++k) {
+      // Step k: position i sends at start[i]; its chunk leaves at start[i] + transmit[i] and
+      // reaches position i+1 a latency later. Step k+1 needs both.
+      for (int i = 0; i < p; ++i) arrive[(i + 1) % p] = start[i] + transmit[i] + latency[i];
+      for (int i = 0; i < p; ++i) start[i] = std::max(start[i] + transmit[i], arrive[i]);
+    }
+    // After the last step every position has sent and received everything.
+    for (int i = 0; i < p; ++i) finish = std::max(finish, std::max(start[i], arrive[i]));
   }
-  return 2 * (p - 1) * step;
+  return finish;
 }
 
 }  // namespace trainsim::models

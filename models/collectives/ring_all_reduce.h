@@ -2,7 +2,8 @@
 // ring through all P participants in its own order. Each channel moves its share in 2(P-1) steps
 // (P-1 reduce-scatter, P-1 all-gather), sending one chunk of bytes / (C P) to the next
 // participant per step. A participant sends step k+1 once it has received step k from its
-// predecessor and its own send of step k is done, so a slow hop throttles the whole ring.
+// predecessor and its own step-k chunk has left it (transmitted; the hop latency overlaps the next
+// send, as NCCL's pipelined protocols do), so a slow hop throttles the whole ring.
 //
 // Uncontended, with every hop alike, this takes 2(P-1)(alpha + S/(P B)) where alpha is the hop
 // latency and B the bandwidth each participant has for it.
@@ -40,7 +41,9 @@ class RingAllReduce final : public Collective {
     bool sending = false;
   };
   void try_send(int channel, int position);
-  void on_sent(int channel, int position);
+  void on_transmitted(int channel, int position);
+  void on_arrived(int channel, int position);
+  void position_progressed(int channel, int position);
   void check_done(int participant);
 
   FlowNetwork& network_;
@@ -53,10 +56,12 @@ class RingAllReduce final : public Collective {
   double chunk_bytes_;
 };
 
-// Analytic time of the same ring all-reduce: 2(P-1) steps, each as long as its slowest hop, where
-// a hop takes its route latency plus chunk / (bandwidth share) at its busiest link, a link shared
-// by n of the step's flows giving each bandwidth / n. Equal, to the picosecond, to the flow model
-// when hops are alike and nothing else shares the network.
+// Analytic time of the same ring all-reduce, all participants joining together: each hop gets a
+// fixed alpha-beta cost, alpha = its route latency and beta-term = chunk / (bandwidth share) at
+// its busiest link, a link carrying n of a step's flows giving each bandwidth / n. The ring
+// schedule above is then evaluated exactly (send k+1 after transmitting k and receiving k). With
+// hops alike this is 2(P-1)(alpha + S/(P B)); it equals the flow model to the picosecond whenever
+// nothing contends and shares stay constant.
 Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
                           const RingOrders& rings, double bytes);
 

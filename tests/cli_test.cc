@@ -1,0 +1,233 @@
+// End-to-end tests of `trainsim predict` through run_cli(): defaults, formats, determinism, and
+// every kind of bad input (clear message with file, line, column and key; exit 2; no output file).
+#include "tools/cli.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace trainsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSourceDir = TRAINSIM_SOURCE_DIR;
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result run(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_cli(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("trainsim_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+             "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  fs::path file(const std::string& name) const { return path_ / name; }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(file(name)) << text;
+    return file(name).string();
+  }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path_), fs::directory_iterator{}));
+  }
+
+ private:
+  fs::path path_;
+};
+
+TEST(CliTest, DefaultPredictPrintsTheScalingTable) {
+  const Result r = run({"predict"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* column : {"nodes", "GPUs", "global batch", "step (ms)", "throughput (ex/s)",
+                             "speedup", "efficiency", "compute (ms)", "exposed comm (ms)"}) {
+    EXPECT_NE(r.out.find(column), std::string::npos) << column;
+  }
+  EXPECT_NE(r.out.find("dgx-h100"), std::string::npos);
+}
+
+TEST(CliTest, JsonOutputHasOnePointPerNodeCountWithTheDefinitions) {
+  const Result r = run({"predict", "--nodes", "4,1,2", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["points"].size(), 3u);
+  const auto& base = doc["points"][0];
+  EXPECT_EQ(base["nodes"], 1);
+  for (const auto& p : doc["points"]) {
+    const double speedup = p["throughput_examples_per_s"].get<double>() /
+                           base["throughput_examples_per_s"].get<double>();
+    EXPECT_DOUBLE_EQ(p["speedup"].get<double>(), speedup);
+    EXPECT_DOUBLE_EQ(p["efficiency"].get<double>(), speedup / p["nodes"].get<double>());
+    EXPECT_DOUBLE_EQ(p["global_batch"].get<double>(), p["gpus"].get<double>() * 1024);
+    EXPECT_DOUBLE_EQ(p["throughput_examples_per_s"].get<double>(),
+                     p["global_batch"].get<double>() / p["step_time_s"].get<double>());
+  }
+}
+
+TEST(CliTest, SameInputsGiveByteIdenticalOutput) {
+  TempDir dir;
+  for (const char* format : {"table", "csv", "json"}) {
+    const std::string a = dir.file(std::string("a.") + format).string();
+    const std::string b = dir.file(std::string("b.") + format).string();
+    ASSERT_EQ(run({"predict", "--nodes", "1,2", "--format", format, "--output", a}).status, 0);
+    ASSERT_EQ(run({"predict", "--nodes", "1,2", "--format", format, "--output", b}).status, 0);
+    EXPECT_EQ(read_file(a), read_file(b)) << format;
+    EXPECT_FALSE(read_file(a).empty());
+  }
+  const std::string t1 = dir.file("t1.json").string();
+  const std::string t2 = dir.file("t2.json").string();
+  ASSERT_EQ(run({"predict", "--nodes", "2", "--trace", t1}).status, 0);
+  ASSERT_EQ(run({"predict", "--nodes", "2", "--trace", t2}).status, 0);
+  EXPECT_EQ(read_file(t1), read_file(t2));
+}
+
+TEST(CliTest, TraceHasATrackPerRankAndStream) {
+  TempDir dir;
+  const std::string trace = dir.file("trace.json").string();
+  ASSERT_EQ(run({"predict", "--nodes", "1,2", "--trace", trace}).status, 0);
+  const auto doc = nlohmann::json::parse(read_file(trace));
+  std::set<std::pair<int, int>> tracks;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") tracks.emplace(e["pid"].get<int>(), e["tid"].get<int>());
+  }
+  EXPECT_EQ(tracks.size(), 16u * 2u);  // 2 nodes x 8 GPUs, compute and communication streams
+}
+
+TEST(CliTest, HelpDocumentsEveryFlag) {
+  const Result r = run({"predict", "--help"});
+  ASSERT_EQ(r.status, 0);
+  for (const char* flag : {"--cluster", "--model", "--nodes", "--format", "--output", "--trace",
+                           "--trace-nodes", "--network", "--steps", "--warmup", "--seed"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_EQ(run({"--help"}).status, 0);
+  EXPECT_NE(run({"--version"}).out.find("trainsim "), std::string::npos);
+}
+
+// A broken cluster file: exit 2, the message names file:line:column and the key, and no output
+// file appears.
+void expect_config_error(const std::string& cluster_text, const std::string& location,
+                         const std::string& key, const std::string& fragment) {
+  TempDir dir;
+  const std::string cluster = dir.write("cluster.yaml", cluster_text);
+  const std::string output = dir.file("out.csv").string();
+  const Result r = run({"predict", "--cluster", cluster, "--output", output, "--nodes", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(cluster + ":" + location + ": " + key + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(output));
+  EXPECT_EQ(dir.entries(), 1u);  // only the cluster file: no partial or temporary output
+  EXPECT_TRUE(r.out.empty());
+}
+
+std::string shipped_cluster() {
+  return read_file(kSourceDir + "/configs/clusters/pcie-8gpu-2x100g.yaml");
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+// "line:column" (1-based) of the first occurrence of `needle` in `text`.
+std::string location_of(const std::string& text, const std::string& needle) {
+  const auto at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  const auto line_start = text.rfind('\n', at);
+  const auto column = at - (line_start == std::string::npos ? 0 : line_start + 1) + 1;
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+TEST(CliTest, UnknownKeyIsReportedWithItsLocation) {
+  const std::string text = replace(shipped_cluster(), "hbm_efficiency:", "hbm_eficiency:");
+  expect_config_error(text, location_of(text, "hbm_eficiency"),
+                      "gpu.hbm_eficiency", "did you mean 'hbm_efficiency'");
+}
+
+TEST(CliTest, MissingFieldIsReported) {
+  const std::string text = replace(shipped_cluster(), "gpus_per_node: 8\n", "");
+  // Reported at the top-level map, which starts at its first key.
+  expect_config_error(text, location_of(text, "name:"), "gpus_per_node", "missing required key");
+}
+
+TEST(CliTest, NegativeBandwidthIsReported) {
+  const std::string text = replace(shipped_cluster(), "bandwidth: 100 Gb/s", "bandwidth: -100 Gb/s");
+  expect_config_error(text, location_of(text, "-100 Gb/s"), "nic.bandwidth",
+                      "must be positive");
+}
+
+TEST(CliTest, ZeroGpusIsReported) {
+  const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
+  expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node",
+                      "positive whole number");
+}
+
+TEST(CliTest, NicThatMapsToNoGpuIsReported) {
+  const std::string text =
+      replace(shipped_cluster(), "gpus: [[0, 1, 2, 3], [4, 5, 6, 7]]", "gpus: [[0, 1, 2, 3, 4, 5, 6, 7], []]");
+  expect_config_error(text, location_of(text, "[]]"), "nic.gpus[1]",
+                      "maps to no GPU");
+}
+
+TEST(CliTest, MalformedYamlIsReported) {
+  TempDir dir;
+  const std::string cluster = dir.write("cluster.yaml", "name: x\nnodes: [1\n");
+  const Result r = run({"predict", "--cluster", cluster});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(cluster + ":"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("invalid YAML"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run({"predict", "--nodes", "0"}).status, 2);
+  EXPECT_EQ(run({"predict", "--nodes", "1,,2"}).status, 2);
+  EXPECT_EQ(run({"predict", "--format", "xml"}).status, 2);
+  EXPECT_EQ(run({"predict", "--network", "magic"}).status, 2);
+  EXPECT_EQ(run({"predict", "--bogus"}).status, 2);
+  EXPECT_EQ(run({"frobnicate"}).status, 2);
+  const Result too_many = run({"predict", "--nodes", "64"});
+  EXPECT_EQ(too_many.status, 2);
+  EXPECT_NE(too_many.err.find("has 16 nodes"), std::string::npos) << too_many.err;
+  const Result missing = run({"predict", "--model", "/nonexistent/model.yaml"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/model.yaml: cannot open"), std::string::npos);
+}
+
+TEST(CliTest, NodeListsAcceptRanges) {
+  EXPECT_EQ(parse_node_list("1,2,4-6"), (std::vector<int>{1, 2, 4, 5, 6}));
+  EXPECT_THROW(parse_node_list("3-1"), UsageError);
+  EXPECT_THROW(parse_node_list("a"), UsageError);
+}
+
+TEST(CliTest, UnwritableOutputFailsBeforeSimulating) {
+  const Result r = run({"predict", "--output", "/nonexistent-dir/out.csv"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot write /nonexistent-dir/out.csv"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace trainsim::cli

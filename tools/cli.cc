@@ -1,0 +1,106 @@
+#include "tools/cli.h"
+
+#include <charconv>
+#include <filesystem>
+
+#include "engine/check.h"
+#include "engine/routing.h"
+#include "models/config/config_error.h"
+#include "tools/version.h"
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+
+namespace trainsim::cli {
+
+namespace {
+
+constexpr const char* kTopLevelHelp = R"(trainsim: predict how distributed training scales, and why.
+
+usage: trainsim COMMAND [options]
+
+commands:
+  predict    simulate training steps for several node counts and print throughput, speedup,
+             efficiency and where the step time goes
+
+Run `trainsim COMMAND --help` for the options of a command.
+
+options:
+  -h, --help     show this help
+  --version      print the trainsim version
+)";
+
+}  // namespace
+
+std::string resolve_config_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::exists(path) || fs::path(path).is_absolute()) return path;
+  const fs::path in_source = fs::path(TRAINSIM_SOURCE_DIR) / path;
+  if (fs::exists(in_source)) return in_source.string();
+  return path;
+}
+
+std::vector<int> parse_node_list(const std::string& text) {
+  std::vector<int> nodes;
+  auto parse_int = [&](std::string_view s) {
+    int value = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || ptr != s.data() + s.size() || value <= 0) {
+      throw UsageError("--nodes: '" + std::string(s) + "' is not a positive whole number");
+    }
+    return value;
+  };
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) throw UsageError("--nodes: empty entry in '" + text + "'");
+    const auto dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      nodes.push_back(parse_int(item));
+    } else {
+      const int first = parse_int(item.substr(0, dash));
+      const int last = parse_int(item.substr(dash + 1));
+      if (last < first) throw UsageError("--nodes: range '" + std::string(item) + "' is empty");
+      if (last - first > 100000) throw UsageError("--nodes: range '" + std::string(item) + "' is too large");
+      for (int n = first; n <= last; ++n) nodes.push_back(n);
+    }
+  }
+  if (nodes.empty()) throw UsageError("--nodes: no node counts given");
+  return nodes;
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+      out << kTopLevelHelp;
+      return args.empty() ? kExitBadInput : kExitOk;
+    }
+    if (args[0] == "--version") {
+      out << "trainsim " << kTrainsimVersion << "\n";
+      return kExitOk;
+    }
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "predict") return run_predict(rest, out, err);
+    throw UsageError("unknown command '" + args[0] + "'");
+  } catch (const UsageError& e) {
+    err << "trainsim: error: " << e.what() << "\n(run `trainsim --help` or `trainsim COMMAND --help`)\n";
+    return kExitBadInput;
+  } catch (const models::ConfigError& e) {
+    err << "trainsim: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const RoutingError& e) {
+    err << "trainsim: error: the cluster's network is not connected: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const InternalError& e) {
+    err << "trainsim: " << e.what() << "\nThis is a bug in trainsim; please report it.\n";
+    return kExitInternalError;
+  } catch (const std::exception& e) {
+    err << "trainsim: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace trainsim::cli

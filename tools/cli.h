@@ -1,0 +1,35 @@
+// The trainsim command line: `trainsim COMMAND [options]`. run_cli() does all the work and returns
+// the exit status (0 success, 1 runtime failure, 2 bad input or usage, 3 internal error), so tests
+// can call it in-process; main() only forwards to it.
+#pragma once
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trainsim::cli {
+
+// A command-line mistake: printed with a pointer to --help, exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternalError = 3;
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Resolves a path given on the command line or as a default: as given if it exists, else relative
+// to the trainsim source tree (so the shipped configs work from any directory).
+std::string resolve_config_path(const std::string& path);
+
+// Parses "1,2,4,8" (and ranges "1-4") into positive node counts.
+std::vector<int> parse_node_list(const std::string& text);
+
+int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace trainsim::cli

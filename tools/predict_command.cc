@@ -1,0 +1,164 @@
+// `trainsim predict`: loads a cluster and a model, simulates training steps for each node count
+// and writes the scaling table (and optionally a Chrome trace).
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <unistd.h>
+
+#include "engine/chrome_trace.h"
+#include "models/config/cluster_config.h"
+#include "models/config/model_config.h"
+#include "models/scaling/scaling_study.h"
+#include "tools/cli.h"
+#include "tools/output_file.h"
+#include "tools/report_format.h"
+
+namespace trainsim::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kDefaultCluster = "configs/clusters/dgx-h100.yaml";
+constexpr const char* kDefaultModel = "configs/models/dense-mlp-1b.yaml";
+
+po::options_description predict_options() {
+  po::options_description o("options");
+  // clang-format off
+  o.add_options()
+    ("help,h", "show this help")
+    ("cluster", po::value<std::string>()->default_value(kDefaultCluster),
+     "cluster spec (YAML); relative paths are looked up in the current directory, then in the "
+     "trainsim source tree")
+    ("model", po::value<std::string>()->default_value(kDefaultModel), "model spec (YAML)")
+    ("nodes", po::value<std::string>()->default_value("1,2,4,8"),
+     "node counts to simulate, e.g. 1,2,4,8 or 1-4; the smallest is the baseline for speedup "
+     "and efficiency")
+    ("format", po::value<std::string>()->default_value("table"), "output format: table, csv or json")
+    ("output,o", po::value<std::string>(), "write the result to FILE instead of standard output")
+    ("trace", po::value<std::string>(),
+     "write a Chrome trace (JSON, opens in Perfetto or chrome://tracing) of the simulated steps "
+     "at the largest node count, one track per GPU and stream")
+    ("trace-nodes", po::value<int>(), "node count whose steps --trace records (default: the largest)")
+    ("network", po::value<std::string>()->default_value("flow"),
+     "network model: flow (every transfer a flow sharing links by max-min fairness) or analytic "
+     "(alpha-beta time per collective, no contention; faster)")
+    ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
+    ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
+    ("seed", po::value<std::uint64_t>()->default_value(0), "random seed");
+  // clang-format on
+  return o;
+}
+
+OutputFormat parse_format(const std::string& s) {
+  if (s == "table") return OutputFormat::kTable;
+  if (s == "csv") return OutputFormat::kCsv;
+  if (s == "json") return OutputFormat::kJson;
+  throw UsageError("--format must be table, csv or json, not '" + s + "'");
+}
+
+}  // namespace
+
+int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = predict_options();
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("predict: ") + e.what());
+  }
+  if (vm.count("help")) {
+    out << "usage: trainsim predict [options]\n\n"
+           "Simulates training steps of the model on 1..N nodes of the cluster (weak scaling: the\n"
+           "batch per GPU stays fixed) and prints, per node count: nodes, GPUs, global batch, step\n"
+           "time, throughput (examples/s), speedup over the smallest node count, efficiency\n"
+           "(speedup / node ratio), and the step's breakdown into compute and exposed\n"
+           "communication with the dominant cause.\n\n"
+        << options << "\nExit status: 0 success, 2 bad input (the message names file, line and key).\n";
+    return kExitOk;
+  }
+
+  const OutputFormat format = parse_format(vm["format"].as<std::string>());
+  const std::string network = vm["network"].as<std::string>();
+  if (network != "flow" && network != "analytic") {
+    throw UsageError("--network must be flow or analytic, not '" + network + "'");
+  }
+  models::ScalingStudyOptions study_options;
+  study_options.simulation.network =
+      network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
+  study_options.simulation.steps = vm["steps"].as<int>();
+  study_options.simulation.warmup_steps = vm["warmup"].as<int>();
+  study_options.simulation.seed = vm["seed"].as<std::uint64_t>();
+  if (study_options.simulation.warmup_steps < 0) throw UsageError("--warmup must not be negative");
+  if (study_options.simulation.steps <= study_options.simulation.warmup_steps) {
+    throw UsageError("--steps must exceed --warmup (at least one measured step)");
+  }
+  if (study_options.simulation.steps > 1000) throw UsageError("--steps: at most 1000");
+
+  const models::ClusterSpec cluster =
+      models::load_cluster_spec(resolve_config_path(vm["cluster"].as<std::string>()));
+  const models::DenseModelSpec model =
+      models::load_dense_model_spec(resolve_config_path(vm["model"].as<std::string>()));
+  models::check_model_fits_cluster(model, cluster);
+
+  const std::vector<int> nodes = parse_node_list(vm["nodes"].as<std::string>());
+  int largest = 0;
+  for (const int n : nodes) {
+    if (n > cluster.nodes) {
+      throw UsageError("--nodes " + std::to_string(n) + ": cluster '" + cluster.name + "' (" +
+                       cluster.source_file + ") has " + std::to_string(cluster.nodes) + " nodes");
+    }
+    largest = std::max(largest, n);
+  }
+  std::optional<std::string> trace_path;
+  if (vm.count("trace")) {
+    trace_path = vm["trace"].as<std::string>();
+    study_options.trace_nodes = vm.count("trace-nodes") ? vm["trace-nodes"].as<int>() : largest;
+    if (std::find(nodes.begin(), nodes.end(), study_options.trace_nodes) == nodes.end()) {
+      throw UsageError("--trace-nodes " + std::to_string(study_options.trace_nodes) +
+                       " is not one of the --nodes");
+    }
+  } else if (vm.count("trace-nodes")) {
+    throw UsageError("--trace-nodes needs --trace FILE");
+  }
+
+  // Open outputs first so an unwritable path fails before the simulation; nothing appears on
+  // disk unless everything succeeds.
+  std::unique_ptr<AtomicOutputFile> output_file;
+  if (vm.count("output")) output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
+  std::unique_ptr<AtomicOutputFile> trace_file;
+  if (trace_path) trace_file = std::make_unique<AtomicOutputFile>(*trace_path);
+
+  if (::isatty(STDERR_FILENO)) {
+    err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "...\n";
+  }
+  const models::ScalingStudy study = models::run_scaling_study(cluster, model, nodes, study_options);
+
+  PredictReport report{&cluster, &model, &study, network, study_options.simulation.steps,
+                       study_options.simulation.warmup_steps};
+  std::ostringstream rendered;
+  write_predict_report(rendered, report, format);
+  if (trace_file) {
+    const int gpus_per_node = cluster.gpus_per_node;
+    ChromeTraceOptions trace_options;
+    trace_options.group_name = [gpus_per_node](std::int32_t rank) {
+      return "rank " + std::to_string(rank) + " (node " + std::to_string(rank / gpus_per_node) +
+             ", GPU " + std::to_string(rank % gpus_per_node) + ")";
+    };
+    write_chrome_trace(trace_file->stream(), study.trace->graph, study.trace->records,
+                       trace_options);
+  }
+  if (output_file) {
+    output_file->stream() << rendered.str();
+    output_file->commit();
+  } else {
+    out << rendered.str();
+  }
+  if (trace_file) trace_file->commit();
+  return kExitOk;
+}
+
+}  // namespace trainsim::cli
