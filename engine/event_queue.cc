@@ -16,10 +16,11 @@ EventHandle DaryHeapEventQueue<Arity>::push(Time time, EventCallback callback) {
     TRAINSIM_ASSERT(slots_.size() < EventHandle::kInvalidSlot, "too many pending events");
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
+    heap_index_.push_back(EventHandle::kInvalidSlot);
   }
   slots_[slot].callback = std::move(callback);
   heap_.push_back(Entry{time, next_sequence_++, slot});
-  slots_[slot].heap_index = static_cast<std::uint32_t>(heap_.size() - 1);
+  heap_index_[slot] = static_cast<std::uint32_t>(heap_.size() - 1);
   sift_up(heap_.size() - 1);
   return EventHandle{slot, slots_[slot].generation};
 }
@@ -27,19 +28,18 @@ EventHandle DaryHeapEventQueue<Arity>::push(Time time, EventCallback callback) {
 template <int Arity>
 bool DaryHeapEventQueue<Arity>::pending(EventHandle handle) const {
   return handle.slot < slots_.size() && slots_[handle.slot].generation == handle.generation &&
-         slots_[handle.slot].heap_index < heap_.size() &&
-         heap_[slots_[handle.slot].heap_index].slot == handle.slot;
+         heap_index_[handle.slot] != EventHandle::kInvalidSlot;
 }
 
 template <int Arity>
 Time DaryHeapEventQueue<Arity>::time_of(EventHandle handle) const {
-  return pending(handle) ? heap_[slots_[handle.slot].heap_index].time : kTimeMax;
+  return pending(handle) ? heap_[heap_index_[handle.slot]].time : kTimeMax;
 }
 
 template <int Arity>
 bool DaryHeapEventQueue<Arity>::cancel(EventHandle handle) {
   if (!pending(handle)) return false;
-  const std::uint32_t index = slots_[handle.slot].heap_index;
+  const std::uint32_t index = heap_index_[handle.slot];
   slots_[handle.slot].callback = nullptr;
   remove_at(index);
   release_slot(handle.slot);
@@ -49,7 +49,7 @@ bool DaryHeapEventQueue<Arity>::cancel(EventHandle handle) {
 template <int Arity>
 bool DaryHeapEventQueue<Arity>::reschedule(EventHandle handle, Time time) {
   if (!pending(handle)) return false;
-  const std::size_t index = slots_[handle.slot].heap_index;
+  const std::size_t index = heap_index_[handle.slot];
   Entry& entry = heap_[index];
   const Entry old = entry;
   entry.time = time;
@@ -93,7 +93,7 @@ std::string_view DaryHeapEventQueue<Arity>::name() const {
 template <int Arity>
 void DaryHeapEventQueue<Arity>::place(std::size_t index, const Entry& entry) {
   heap_[index] = entry;
-  slots_[entry.slot].heap_index = static_cast<std::uint32_t>(index);
+  heap_index_[entry.slot] = static_cast<std::uint32_t>(index);
 }
 
 template <int Arity>
@@ -147,12 +147,129 @@ void DaryHeapEventQueue<Arity>::remove_at(std::size_t index) {
 template <int Arity>
 void DaryHeapEventQueue<Arity>::release_slot(std::uint32_t slot) {
   ++slots_[slot].generation;
-  slots_[slot].heap_index = EventHandle::kInvalidSlot;
+  heap_index_[slot] = EventHandle::kInvalidSlot;
   free_slots_.push_back(slot);
 }
 
 template class DaryHeapEventQueue<2>;
 template class DaryHeapEventQueue<4>;
+
+void TimeBucketEventQueue::insert(std::uint32_t slot, Time time) {
+  std::uint32_t bucket;
+  if (is_bucket_of(recent_bucket_, time)) {
+    bucket = recent_bucket_;
+  } else if (const auto it = bucket_of_time_.find(time); it != bucket_of_time_.end()) {
+    bucket = it->second;
+  } else {
+    if (!free_buckets_.empty()) {
+      bucket = free_buckets_.back();
+      free_buckets_.pop_back();
+    } else {
+      bucket = static_cast<std::uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    buckets_[bucket].time = time;
+    bucket_of_time_.emplace(time, bucket);
+    times_.push(time);
+  }
+  recent_bucket_ = bucket;
+  Slot& s = slots_[slot];
+  s.time = time;
+  s.bucket = bucket;
+  s.pending = true;
+  buckets_[bucket].entries.push_back(Entry{slot, s.version});
+  ++buckets_[bucket].live;
+  ++live_;
+}
+
+void TimeBucketEventQueue::detach(std::uint32_t slot) {
+  Slot& s = slots_[slot];
+  ++s.version;  // its bucket entry becomes a tombstone
+  s.pending = false;
+  Bucket& b = buckets_[s.bucket];
+  --live_;
+  if (--b.live == 0) {
+    // Nothing left at this time: forget the bucket now (its time stays in the heap, stale).
+    bucket_of_time_.erase(b.time);
+    b.entries.clear();
+    b.head = 0;
+    free_buckets_.push_back(s.bucket);
+  }
+}
+
+EventHandle TimeBucketEventQueue::push(Time time, EventCallback callback) {
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    TRAINSIM_ASSERT(slots_.size() < EventHandle::kInvalidSlot, "too many pending events");
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[slot].callback = std::move(callback);
+  insert(slot, time);
+  return EventHandle{slot, slots_[slot].generation};
+}
+
+bool TimeBucketEventQueue::pending(EventHandle handle) const {
+  return handle.slot < slots_.size() && slots_[handle.slot].generation == handle.generation &&
+         slots_[handle.slot].pending;
+}
+
+Time TimeBucketEventQueue::time_of(EventHandle handle) const {
+  return pending(handle) ? slots_[handle.slot].time : kTimeMax;
+}
+
+bool TimeBucketEventQueue::cancel(EventHandle handle) {
+  if (!pending(handle)) return false;
+  detach(handle.slot);
+  Slot& s = slots_[handle.slot];
+  s.callback = nullptr;
+  ++s.generation;
+  free_slots_.push_back(handle.slot);
+  return true;
+}
+
+bool TimeBucketEventQueue::reschedule(EventHandle handle, Time time) {
+  if (!pending(handle)) return false;
+  detach(handle.slot);
+  insert(handle.slot, time);
+  return true;
+}
+
+std::uint32_t TimeBucketEventQueue::front_bucket() const {
+  TRAINSIM_ASSERT(live_ > 0, "front of an empty event queue");
+  while (true) {
+    const Time t = times_.top();
+    if (is_bucket_of(recent_bucket_, t)) return recent_bucket_;
+    const auto it = bucket_of_time_.find(t);
+    if (it != bucket_of_time_.end()) {
+      recent_bucket_ = it->second;
+      return it->second;
+    }
+    times_.pop();  // stale: every event at this time was cancelled, moved or popped
+  }
+}
+
+Time TimeBucketEventQueue::top_time() const { return buckets_[front_bucket()].time; }
+
+Time TimeBucketEventQueue::pop(EventCallback& callback) {
+  const std::uint32_t bucket = front_bucket();
+  Bucket& b = buckets_[bucket];
+  while (true) {
+    const Entry e = b.entries[b.head++];
+    Slot& s = slots_[e.slot];
+    if (s.version != e.version) continue;  // tombstone
+    const Time time = b.time;
+    callback = std::move(s.callback);
+    s.callback = nullptr;
+    detach(e.slot);
+    ++s.generation;
+    free_slots_.push_back(e.slot);
+    return time;
+  }
+}
 
 std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind) {
   switch (kind) {
@@ -160,6 +277,8 @@ std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind) {
       return std::make_unique<BinaryHeapEventQueue>();
     case EventQueueKind::kQuaternaryHeap:
       return std::make_unique<QuaternaryHeapEventQueue>();
+    case EventQueueKind::kTimeBuckets:
+      return std::make_unique<TimeBucketEventQueue>();
   }
   TRAINSIM_ASSERT(false, "unknown event queue kind");
   return nullptr;

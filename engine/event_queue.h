@@ -4,15 +4,20 @@
 //
 // Implementations and costs (n pending events):
 //   DaryHeapEventQueue<2>  binary heap   push/pop/cancel/reschedule O(log2 n)
-//   DaryHeapEventQueue<4>  4-ary heap    push/cancel O(log4 n), pop O(4 log4 n); shallower, more
-//                                        cache friendly for large n
+//   DaryHeapEventQueue<4>  4-ary heap    push/cancel O(log4 n), pop O(4 log4 n); shallower
+//   TimeBucketEventQueue   FIFO bucket per distinct time, binary heap over the d distinct times:
+//                          push/pop O(1) within a time, O(log d) for a new time; cancel and
+//                          reschedule O(1) plus lazy clean-up. Fastest when many events share a
+//                          time, as in synchronous collectives (see bench/README.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <queue>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/units.h"
@@ -79,9 +84,9 @@ class DaryHeapEventQueue final : public EventQueue {
     std::uint64_t sequence;
     std::uint32_t slot;
   };
+  // Per slot, split into arrays so that heap moves touch only the small index array.
   struct Slot {
     EventCallback callback;
-    std::uint32_t heap_index = 0;
     std::uint32_t generation = 0;
   };
 
@@ -96,6 +101,7 @@ class DaryHeapEventQueue final : public EventQueue {
 
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
+  std::vector<std::uint32_t> heap_index_;  // by slot; kInvalidSlot when not pending
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_sequence_ = 0;
 };
@@ -103,8 +109,63 @@ class DaryHeapEventQueue final : public EventQueue {
 using BinaryHeapEventQueue = DaryHeapEventQueue<2>;
 using QuaternaryHeapEventQueue = DaryHeapEventQueue<4>;
 
-enum class EventQueueKind { kBinaryHeap, kQuaternaryHeap };
+// Events grouped by exact time: a FIFO bucket per distinct pending time and a min-heap of those
+// times. Order is the same (time, sequence) order as the heaps: within a bucket, events are in
+// push/reschedule order. Cancelled or moved events leave tombstones skipped on pop.
+class TimeBucketEventQueue final : public EventQueue {
+ public:
+  EventHandle push(Time time, EventCallback callback) override;
+  bool cancel(EventHandle handle) override;
+  bool reschedule(EventHandle handle, Time time) override;
+  bool pending(EventHandle handle) const override;
+  Time time_of(EventHandle handle) const override;
+  bool empty() const override { return live_ == 0; }
+  std::size_t size() const override { return live_; }
+  Time top_time() const override;
+  Time pop(EventCallback& callback) override;
+  std::string_view name() const override { return "time-buckets"; }
 
-std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind = EventQueueKind::kBinaryHeap);
+ private:
+  struct Slot {
+    EventCallback callback;
+    Time time = 0;
+    std::uint32_t generation = 0;  // bumped when the slot is freed: invalidates handles
+    std::uint32_t version = 0;     // bumped when the event moves: invalidates bucket entries
+    std::uint32_t bucket = 0;
+    bool pending = false;
+  };
+  struct Entry {
+    std::uint32_t slot;
+    std::uint32_t version;
+  };
+  struct Bucket {
+    Time time = 0;
+    std::vector<Entry> entries;
+    std::size_t head = 0;
+    std::size_t live = 0;
+  };
+
+  void insert(std::uint32_t slot, Time time);
+  void detach(std::uint32_t slot);
+  bool is_bucket_of(std::uint32_t bucket, Time time) const {
+    return bucket < buckets_.size() && buckets_[bucket].time == time && buckets_[bucket].live > 0;
+  }
+  // Drops empty buckets and stale times from the front; returns the bucket of the earliest time.
+  std::uint32_t front_bucket() const;
+
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  mutable std::vector<Bucket> buckets_;
+  mutable std::vector<std::uint32_t> free_buckets_;
+  mutable std::unordered_map<Time, std::uint32_t> bucket_of_time_;
+  mutable std::priority_queue<Time, std::vector<Time>, std::greater<Time>> times_;
+  // Bucket of the last time looked up, to skip the hash for runs of equal times.
+  mutable std::uint32_t recent_bucket_ = 0;
+  std::size_t live_ = 0;
+};
+
+enum class EventQueueKind { kBinaryHeap, kQuaternaryHeap, kTimeBuckets };
+
+std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind = EventQueueKind::kTimeBuckets);
 
 }  // namespace trainsim

@@ -66,6 +66,7 @@ TEST_P(EventQueueTest, HandleGoesStaleWhenSlotIsReused) {
   drain();
   const EventHandle second = push(6, 2);  // reuses the slot of `first`
   EXPECT_EQ(first.slot, second.slot);
+  EXPECT_TRUE(queue_->pending(second));
   EXPECT_FALSE(queue_->pending(first));
   EXPECT_FALSE(queue_->cancel(first));
   EXPECT_FALSE(queue_->reschedule(first, 1));
@@ -139,10 +140,18 @@ TEST_P(EventQueueTest, MatchesReferenceUnderRandomOperations) {
 
 INSTANTIATE_TEST_SUITE_P(AllQueues, EventQueueTest,
                          ::testing::Values(EventQueueKind::kBinaryHeap,
-                                           EventQueueKind::kQuaternaryHeap),
+                                           EventQueueKind::kQuaternaryHeap,
+                                           EventQueueKind::kTimeBuckets),
                          [](const auto& info) {
-                           return info.param == EventQueueKind::kBinaryHeap ? "BinaryHeap"
-                                                                            : "QuaternaryHeap";
+                           switch (info.param) {
+                             case EventQueueKind::kBinaryHeap:
+                               return "BinaryHeap";
+                             case EventQueueKind::kQuaternaryHeap:
+                               return "QuaternaryHeap";
+                             case EventQueueKind::kTimeBuckets:
+                               return "TimeBuckets";
+                           }
+                           return "Unknown";
                          });
 
 }  // namespace

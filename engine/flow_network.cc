@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #include "engine/check.h"
@@ -212,8 +213,8 @@ void FlowNetwork::collect_component() {
       }
     }
   }
-  // Visit order must not depend on hash or pointer values: sort for determinism of the filling.
-  std::sort(component_links_.begin(), component_links_.end());
+  // The visit order follows event order and is deterministic; the filling breaks ties between
+  // equal shares by link id, so its result does not depend on it anyway.
 }
 
 void FlowNetwork::fill_component() {
@@ -221,10 +222,30 @@ void FlowNetwork::fill_component() {
   auto& heap = share_heap_;
   heap.clear();
   const auto greater = std::greater<Entry>{};
+  // Fast path: a flow alone on every link of its route gets the smallest capacity on it. Such
+  // flows are common (ring steps, point-to-point traffic) and need no heap.
+  for (const FlowId id : component_flows_) {
+    FlowState& f = flows_[id];
+    double rate = std::numeric_limits<double>::infinity();
+    bool alone = true;
+    for (const LinkId l : router_.links(f.route)) {
+      if (links_[l].flows.size() != 1) {
+        alone = false;
+        break;
+      }
+      rate = std::min(rate, links_[l].capacity);
+    }
+    if (alone) {
+      f.frozen_mark = epoch_;
+      f.new_rate = rate;
+    }
+  }
   for (const LinkId l : component_links_) {
     LinkState& link = links_[l];
     link.remaining_capacity = link.capacity;
     link.unfixed = static_cast<std::uint32_t>(link.flows.size());
+    // A fast-path flow is its links' only flow: nothing left to share there.
+    if (link.unfixed == 1 && flows_[link.flows[0]].frozen_mark == epoch_) link.unfixed = 0;
     if (link.unfixed > 0) heap.emplace_back(fair_share(link), l);
   }
   std::make_heap(heap.begin(), heap.end(), greater);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages trainsim needs (only those missing), then configures and builds it.
+# Usage: tools/scripts/setup.sh [BUILD_DIR [extra cmake arguments...]]
+# Idempotent: with everything installed and built it only checks and returns.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build_dir="${1:-$root/build}"
+shift || true
+
+packages=(
+  g++ cmake make
+  libboost-graph-dev libboost-program-options-dev
+  libyaml-cpp-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+fi
+cmake --build "$build_dir" -j "$jobs"
