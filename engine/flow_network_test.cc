@@ -73,6 +73,19 @@ TEST(FlowNetworkTest, LongFlowAcrossLinksEachSharedWithAShortFlow) {
   EXPECT_DOUBLE_EQ(net.rate(s3), 25 * kGBps);
 }
 
+TEST(FlowNetworkTest, FlowAloneOnANarrowLinkIsBottleneckedThere) {
+  // Flow f crosses L1 (10 GB/s, only f) then L2 (100 GB/s, shared with g). f's fair share on L2
+  // would be 50, but L1 caps it at 10; g gets the remaining 90.
+  Chain chain({10 * kGBps, 100 * kGBps}, {0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const FlowId f = net.start(chain.v[0], chain.v[2], 1e12, {});
+  const FlowId g = net.start(chain.v[1], chain.v[2], 1e12, {});
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(f), 10 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(g), 90 * kGBps);
+}
+
 TEST(FlowNetworkTest, TextbookEqualCapacitiesGiveHalfToEveryFlow) {
   // Bertsekas & Gallager's example: with equal capacities C the long flow and each short flow
   // are all bottlenecked at C/2.

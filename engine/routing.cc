@@ -94,6 +94,11 @@ const Router::ShortestPathDag& Router::dag_from(VertexId src) {
     std::sort(p.begin(), p.end());
     dag->pred_links.insert(dag->pred_links.end(), p.begin(), p.end());
   }
+  if (dag_order_.size() == kCachedSources) {
+    dags_[dag_order_.front()].reset();
+    dag_order_.erase(dag_order_.begin());
+  }
+  dag_order_.push_back(src);
   dags_[src] = std::move(dag);
   return *dags_[src];
 }

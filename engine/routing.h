@@ -1,10 +1,13 @@
 // Routes between vertices of a Topology: minimum-hop paths found by breadth-first search on the
 // Boost graph, never passing through a non-transit vertex. Where several minimum-hop paths exist,
 // each (source, destination) pair takes one of them chosen by a hash of the pair, which spreads
-// pairs over equal-cost paths the way ECMP does. Routes are computed once and cached.
+// pairs over equal-cost paths the way ECMP does. Routes are computed once and cached; the BFS
+// results behind them are kept for the most recent sources only, so memory stays linear in the
+// number of routes asked for.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -52,8 +55,11 @@ class Router {
 
   const ShortestPathDag& dag_from(VertexId src);
 
+  static constexpr std::size_t kCachedSources = 64;
+
   const Topology& topology_;
-  std::vector<std::unique_ptr<ShortestPathDag>> dags_;
+  std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty
+  std::vector<VertexId> dag_order_;                      // sources with a DAG, oldest first
   std::unordered_map<std::uint64_t, RouteId> cache_;
   std::vector<RouteInfo> routes_;
   std::vector<LinkId> route_links_;
