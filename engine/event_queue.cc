@@ -154,12 +154,25 @@ void DaryHeapEventQueue<Arity>::release_slot(std::uint32_t slot) {
 template class DaryHeapEventQueue<2>;
 template class DaryHeapEventQueue<4>;
 
+std::uint32_t TimeBucketEventQueue::find_recent(Time time) const {
+  for (const std::uint32_t b : recent_) {
+    if (is_bucket_of(b, time)) return b;
+  }
+  return EventHandle::kInvalidSlot;
+}
+
+void TimeBucketEventQueue::remember(std::uint32_t bucket) const {
+  recent_[recent_next_] = bucket;
+  recent_next_ = (recent_next_ + 1) % kRecent;
+}
+
 void TimeBucketEventQueue::insert(std::uint32_t slot, Time time) {
-  std::uint32_t bucket;
-  if (is_bucket_of(recent_bucket_, time)) {
-    bucket = recent_bucket_;
+  std::uint32_t bucket = find_recent(time);
+  if (bucket != EventHandle::kInvalidSlot) {
+    // found among the recent buckets
   } else if (const auto it = bucket_of_time_.find(time); it != bucket_of_time_.end()) {
     bucket = it->second;
+    remember(bucket);
   } else {
     if (!free_buckets_.empty()) {
       bucket = free_buckets_.back();
@@ -171,8 +184,8 @@ void TimeBucketEventQueue::insert(std::uint32_t slot, Time time) {
     buckets_[bucket].time = time;
     bucket_of_time_.emplace(time, bucket);
     times_.push(time);
+    remember(bucket);
   }
-  recent_bucket_ = bucket;
   Slot& s = slots_[slot];
   s.time = time;
   s.bucket = bucket;
@@ -242,10 +255,10 @@ std::uint32_t TimeBucketEventQueue::front_bucket() const {
   TRAINSIM_ASSERT(live_ > 0, "front of an empty event queue");
   while (true) {
     const Time t = times_.top();
-    if (is_bucket_of(recent_bucket_, t)) return recent_bucket_;
+    if (const std::uint32_t b = find_recent(t); b != EventHandle::kInvalidSlot) return b;
     const auto it = bucket_of_time_.find(t);
     if (it != bucket_of_time_.end()) {
-      recent_bucket_ = it->second;
+      remember(it->second);
       return it->second;
     }
     times_.pop();  // stale: every event at this time was cancelled, moved or popped

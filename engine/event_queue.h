@@ -159,8 +159,13 @@ class TimeBucketEventQueue final : public EventQueue {
   mutable std::vector<std::uint32_t> free_buckets_;
   mutable std::unordered_map<Time, std::uint32_t> bucket_of_time_;
   mutable std::priority_queue<Time, std::vector<Time>, std::greater<Time>> times_;
-  // Bucket of the last time looked up, to skip the hash for runs of equal times.
-  mutable std::uint32_t recent_bucket_ = 0;
+  // Buckets of the last few times looked up, to skip the hash for runs of equal times (pushes
+  // typically alternate between a handful of times: now, now + a latency, ...).
+  static constexpr std::size_t kRecent = 4;
+  mutable std::uint32_t recent_[kRecent] = {};
+  mutable std::size_t recent_next_ = 0;
+  std::uint32_t find_recent(Time time) const;
+  void remember(std::uint32_t bucket) const;
   std::size_t live_ = 0;
 };
 
