@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<RingAllReduce> ring;
   if (scenario == "ring") {
-    ring = std::make_unique<RingAllReduce>(network, cluster.gpu_vertices,
-                                           make_node_rings(spec.nodes, spec.gpus_per_node, 1), bytes);
+    ring = std::make_unique<RingAllReduce>(
+        network, cluster.gpu_vertices, make_node_rings(spec.nodes, spec.gpus_per_node, 1), bytes);
     for (int r = 0; r < gpus; ++r) ring->join(r, [&done] { ++done; });
   } else {
     const double per_pair = bytes / (gpus - 1);
@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
   std::printf("max-min solves      %llu (%llu rate updates)\n",
               static_cast<unsigned long long>(c.solves),
               static_cast<unsigned long long>(c.flows_rerated));
-  std::printf("events              %llu\n", static_cast<unsigned long long>(sim.events_processed()));
+  std::printf("events              %llu\n",
+              static_cast<unsigned long long>(sim.events_processed()));
   std::printf("completions         %d\n", done);
   std::printf("wall time           %.3f s (simulation %.3f s)\n", wall, run);
   std::printf("peak memory         %.1f MiB\n", peak_rss_mib());

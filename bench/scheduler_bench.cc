@@ -42,7 +42,9 @@ void BM_Bursts(benchmark::State& state, EventQueueKind kind) {
 }
 
 BENCHMARK_CAPTURE(BM_Hold, binary_heap, EventQueueKind::kBinaryHeap)->Arg(1 << 10)->Arg(1 << 16);
-BENCHMARK_CAPTURE(BM_Hold, quaternary_heap, EventQueueKind::kQuaternaryHeap)->Arg(1 << 10)->Arg(1 << 16);
+BENCHMARK_CAPTURE(BM_Hold, quaternary_heap, EventQueueKind::kQuaternaryHeap)
+    ->Arg(1 << 10)
+    ->Arg(1 << 16);
 BENCHMARK_CAPTURE(BM_Hold, time_buckets, EventQueueKind::kTimeBuckets)->Arg(1 << 10)->Arg(1 << 16);
 BENCHMARK_CAPTURE(BM_Bursts, binary_heap, EventQueueKind::kBinaryHeap)->Arg(1024);
 BENCHMARK_CAPTURE(BM_Bursts, quaternary_heap, EventQueueKind::kQuaternaryHeap)->Arg(1024);

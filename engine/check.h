@@ -17,9 +17,9 @@ class InternalError : public std::logic_error {
 
 }  // namespace trainsim
 
-#define TRAINSIM_ASSERT(condition, message)                                            \
-  do {                                                                                 \
-    if (!(condition)) [[unlikely]] {                                                   \
-      ::trainsim::fail_internal_check(__FILE__, __LINE__, #condition, (message));      \
-    }                                                                                  \
+#define TRAINSIM_ASSERT(condition, message)                                       \
+  do {                                                                            \
+    if (!(condition)) [[unlikely]] {                                              \
+      ::trainsim::fail_internal_check(__FILE__, __LINE__, #condition, (message)); \
+    }                                                                             \
   } while (false)

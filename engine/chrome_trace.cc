@@ -16,8 +16,7 @@ double trace_us(Time t, Time origin) { return to_microseconds(t - origin); }
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph,
-                        const std::vector<TaskRecord>& records,
-                        const ChromeTraceOptions& options) {
+                        const std::vector<TaskRecord>& records, const ChromeTraceOptions& options) {
   TRAINSIM_ASSERT(records.size() == graph.size(), "records do not match the graph");
   out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first = true;

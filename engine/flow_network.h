@@ -35,8 +35,8 @@ struct FlowNetworkCounters {
   std::uint64_t flows_started = 0;
   std::uint64_t flows_completed = 0;
   std::uint64_t solves = 0;
-  std::uint64_t flows_rerated = 0;      // rate changes applied by solves
-  std::uint64_t max_active_flows = 0;   // most flows sharing bandwidth at one time
+  std::uint64_t flows_rerated = 0;     // rate changes applied by solves
+  std::uint64_t max_active_flows = 0;  // most flows sharing bandwidth at one time
 };
 
 class FlowNetwork {

@@ -122,9 +122,8 @@ TEST(FlowNetworkTest, CompletionMovesLaterWhenAFlowJoins) {
   FlowNetwork net(sim, chain.topology);
   std::vector<Time> done(2, -1);
   net.start(chain.v[0], chain.v[1], 2e9, [&] { done[0] = sim.now(); });
-  sim.schedule_at(10 * kMillisecond, [&] {
-    net.start(chain.v[0], chain.v[1], 1e9, [&] { done[1] = sim.now(); });
-  });
+  sim.schedule_at(10 * kMillisecond,
+                  [&] { net.start(chain.v[0], chain.v[1], 1e9, [&] { done[1] = sim.now(); }); });
   sim.run();
   EXPECT_EQ(done[0], 30 * kMillisecond);
   EXPECT_EQ(done[1], 30 * kMillisecond);
@@ -140,8 +139,7 @@ TEST(FlowNetworkTest, LatencyIsPaidOnceAfterTransmission) {
   Time arrived = -1;
   Time transmitted = -1;
   net.start(
-      chain.v[0], chain.v[1], 1e6, [&] { arrived = sim.now(); },
-      [&] { transmitted = sim.now(); });
+      chain.v[0], chain.v[1], 1e6, [&] { arrived = sim.now(); }, [&] { transmitted = sim.now(); });
   sim.schedule_at(5 * kMicrosecond, [&] { net.start(chain.v[0], chain.v[1], 1e9, {}); });
   sim.run();
   EXPECT_EQ(transmitted, 15 * kMicrosecond);

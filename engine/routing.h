@@ -59,7 +59,7 @@ class Router {
 
   const Topology& topology_;
   std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty
-  std::vector<VertexId> dag_order_;                      // sources with a DAG, oldest first
+  std::vector<VertexId> dag_order_;                     // sources with a DAG, oldest first
   std::unordered_map<std::uint64_t, RouteId> cache_;
   std::vector<RouteInfo> routes_;
   std::vector<LinkId> route_links_;

@@ -34,8 +34,7 @@ CategoryId TaskGraph::category(const std::string& name) {
 TaskId TaskGraph::add_task(std::string name, std::int32_t group, StreamId stream,
                            CategoryId category, TaskAction action) {
   TRAINSIM_ASSERT(stream == kNoStream || stream < stream_names_.size(), "unknown stream");
-  TRAINSIM_ASSERT(category < category_names_.size() || category_names_.empty(),
-                  "unknown category");
+  TRAINSIM_ASSERT(category < category_names_.size() || category_names_.empty(), "unknown category");
   TRAINSIM_ASSERT(stream != kNoStream || std::holds_alternative<JoinAction>(action),
                   "only join tasks may have no stream");
   Task task;
@@ -77,8 +76,8 @@ Time TaskGraphExecutor::makespan_end() const {
 }
 
 FifoResource& TaskGraphExecutor::stream_server(std::int32_t group, StreamId stream) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(group)) << 16) |
-                            stream;
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(group)) << 16) | stream;
   auto it = servers_.find(key);
   if (it == servers_.end()) {
     it = servers_

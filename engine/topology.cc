@@ -23,9 +23,8 @@ LinkId Topology::add_link(VertexId from, VertexId to, double bandwidth_bytes_per
   return id;
 }
 
-std::pair<LinkId, LinkId> Topology::add_duplex(VertexId a, VertexId b,
-                                               double bandwidth_bytes_per_s, Time latency,
-                                               const std::string& label) {
+std::pair<LinkId, LinkId> Topology::add_duplex(VertexId a, VertexId b, double bandwidth_bytes_per_s,
+                                               Time latency, const std::string& label) {
   const LinkId forward = add_link(a, b, bandwidth_bytes_per_s, latency, label);
   const LinkId backward = add_link(b, a, bandwidth_bytes_per_s, latency, label);
   return {forward, backward};

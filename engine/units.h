@@ -1,5 +1,6 @@
 // Units used everywhere in trainsim: simulated time is an integer count of picoseconds, data sizes
-// are bytes, bandwidths are bytes per second, compute is FLOP and FLOP/s. Conversions live here only.
+// are bytes, bandwidths are bytes per second, compute is FLOP and FLOP/s. Conversions live here
+// only.
 #pragma once
 
 #include <cmath>
@@ -33,7 +34,9 @@ inline constexpr double kTiB = 1024.0 * 1024.0 * 1024.0 * 1024.0;
 // Bits per second to bytes per second.
 inline constexpr double kBitsPerByte = 8.0;
 
-inline constexpr double to_seconds(Time t) { return static_cast<double>(t) / kPicosecondsPerSecond; }
+inline constexpr double to_seconds(Time t) {
+  return static_cast<double>(t) / kPicosecondsPerSecond;
+}
 inline constexpr double to_microseconds(Time t) { return static_cast<double>(t) / kMicrosecond; }
 inline constexpr double to_milliseconds(Time t) { return static_cast<double>(t) / kMillisecond; }
 

@@ -38,9 +38,10 @@ std::string read_file(const fs::path& path) {
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("trainsim_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    path_ =
+        fs::temp_directory_path() /
+        ("trainsim_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -51,7 +52,8 @@ class TempDir {
     return file(name).string();
   }
   std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path_), fs::directory_iterator{}));
+    return static_cast<std::size_t>(
+        std::distance(fs::directory_iterator(path_), fs::directory_iterator{}));
   }
 
  private:
@@ -164,8 +166,8 @@ std::string location_of(const std::string& text, const std::string& needle) {
 
 TEST(CliTest, UnknownKeyIsReportedWithItsLocation) {
   const std::string text = replace(shipped_cluster(), "hbm_efficiency:", "hbm_eficiency:");
-  expect_config_error(text, location_of(text, "hbm_eficiency"),
-                      "gpu.hbm_eficiency", "did you mean 'hbm_efficiency'");
+  expect_config_error(text, location_of(text, "hbm_eficiency"), "gpu.hbm_eficiency",
+                      "did you mean 'hbm_efficiency'");
 }
 
 TEST(CliTest, MissingFieldIsReported) {
@@ -175,22 +177,20 @@ TEST(CliTest, MissingFieldIsReported) {
 }
 
 TEST(CliTest, NegativeBandwidthIsReported) {
-  const std::string text = replace(shipped_cluster(), "bandwidth: 100 Gb/s", "bandwidth: -100 Gb/s");
-  expect_config_error(text, location_of(text, "-100 Gb/s"), "nic.bandwidth",
-                      "must be positive");
+  const std::string text =
+      replace(shipped_cluster(), "bandwidth: 100 Gb/s", "bandwidth: -100 Gb/s");
+  expect_config_error(text, location_of(text, "-100 Gb/s"), "nic.bandwidth", "must be positive");
 }
 
 TEST(CliTest, ZeroGpusIsReported) {
   const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
-  expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node",
-                      "positive whole number");
+  expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node", "positive whole number");
 }
 
 TEST(CliTest, NicThatMapsToNoGpuIsReported) {
-  const std::string text =
-      replace(shipped_cluster(), "gpus: [[0, 1, 2, 3], [4, 5, 6, 7]]", "gpus: [[0, 1, 2, 3, 4, 5, 6, 7], []]");
-  expect_config_error(text, location_of(text, "[]]"), "nic.gpus[1]",
-                      "maps to no GPU");
+  const std::string text = replace(shipped_cluster(), "gpus: [[0, 1, 2, 3], [4, 5, 6, 7]]",
+                                   "gpus: [[0, 1, 2, 3, 4, 5, 6, 7], []]");
+  expect_config_error(text, location_of(text, "[]]"), "nic.gpus[1]", "maps to no GPU");
 }
 
 TEST(CliTest, MalformedYamlIsReported) {

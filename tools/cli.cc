@@ -64,7 +64,8 @@ std::vector<int> parse_node_list(const std::string& text) {
       const int first = parse_int(item.substr(0, dash));
       const int last = parse_int(item.substr(dash + 1));
       if (last < first) throw UsageError("--nodes: range '" + std::string(item) + "' is empty");
-      if (last - first > 100000) throw UsageError("--nodes: range '" + std::string(item) + "' is too large");
+      if (last - first > 100000)
+        throw UsageError("--nodes: range '" + std::string(item) + "' is too large");
       for (int n = first; n <= last; ++n) nodes.push_back(n);
     }
   }
@@ -86,7 +87,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "predict") return run_predict(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {
-    err << "trainsim: error: " << e.what() << "\n(run `trainsim --help` or `trainsim COMMAND --help`)\n";
+    err << "trainsim: error: " << e.what()
+        << "\n(run `trainsim --help` or `trainsim COMMAND --help`)\n";
     return kExitBadInput;
   } catch (const models::ConfigError& e) {
     err << "trainsim: error: " << e.what() << "\n";

@@ -4,8 +4,8 @@
 #include <optional>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <unistd.h>
+#include <boost/program_options.hpp>
 
 #include "engine/chrome_trace.h"
 #include "models/config/cluster_config.h"
@@ -73,11 +73,13 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   if (vm.count("help")) {
     out << "usage: trainsim predict [options]\n\n"
            "Simulates training steps of the model on 1..N nodes of the cluster (weak scaling: the\n"
-           "batch per GPU stays fixed) and prints, per node count: nodes, GPUs, global batch, step\n"
+           "batch per GPU stays fixed) and prints, per node count: nodes, GPUs, global batch, "
+           "step\n"
            "time, throughput (examples/s), speedup over the smallest node count, efficiency\n"
            "(speedup / node ratio), and the step's breakdown into compute and exposed\n"
            "communication with the dominant cause.\n\n"
-        << options << "\nExit status: 0 success, 2 bad input (the message names file, line and key).\n";
+        << options
+        << "\nExit status: 0 success, 2 bad input (the message names file, line and key).\n";
     return kExitOk;
   }
 
@@ -128,16 +130,22 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   // Open outputs first so an unwritable path fails before the simulation; nothing appears on
   // disk unless everything succeeds.
   std::unique_ptr<AtomicOutputFile> output_file;
-  if (vm.count("output")) output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
+  if (vm.count("output"))
+    output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
   std::unique_ptr<AtomicOutputFile> trace_file;
   if (trace_path) trace_file = std::make_unique<AtomicOutputFile>(*trace_path);
 
   if (::isatty(STDERR_FILENO)) {
     err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "...\n";
   }
-  const models::ScalingStudy study = models::run_scaling_study(cluster, model, nodes, study_options);
+  const models::ScalingStudy study =
+      models::run_scaling_study(cluster, model, nodes, study_options);
 
-  PredictReport report{&cluster, &model, &study, network, study_options.simulation.steps,
+  PredictReport report{&cluster,
+                       &model,
+                       &study,
+                       network,
+                       study_options.simulation.steps,
                        study_options.simulation.warmup_steps};
   std::ostringstream rendered;
   write_predict_report(rendered, report, format);

@@ -30,13 +30,19 @@ void write_table(std::ostream& out, const PredictReport& r) {
   out << "\nmodel    " << r.model->name;
   if (!r.model->description.empty()) out << ": " << r.model->description;
   out << "\nscaling  weak, " << r.model->batch_per_gpu << " examples per GPU per step; baseline "
-      << (points.empty() ? 0 : points.front().nodes) << " node(s); network model " << r.network_model
-      << "; " << (r.steps - r.warmup_steps) << " measured step(s) after " << r.warmup_steps
-      << " warm-up\n\n";
-  const std::vector<std::pair<std::string, std::size_t>> columns = {
-      {"nodes", 5},         {"GPUs", 5},           {"global batch", 12}, {"step (ms)", 10},
-      {"throughput (ex/s)", 17}, {"speedup", 8},   {"efficiency", 10},   {"compute (ms)", 12},
-      {"exposed comm (ms)", 17}, {"dominant", 22}};
+      << (points.empty() ? 0 : points.front().nodes) << " node(s); network model "
+      << r.network_model << "; " << (r.steps - r.warmup_steps) << " measured step(s) after "
+      << r.warmup_steps << " warm-up\n\n";
+  const std::vector<std::pair<std::string, std::size_t>> columns = {{"nodes", 5},
+                                                                    {"GPUs", 5},
+                                                                    {"global batch", 12},
+                                                                    {"step (ms)", 10},
+                                                                    {"throughput (ex/s)", 17},
+                                                                    {"speedup", 8},
+                                                                    {"efficiency", 10},
+                                                                    {"compute (ms)", 12},
+                                                                    {"exposed comm (ms)", 17},
+                                                                    {"dominant", 22}};
   std::string header;
   for (const auto& [name, width] : columns) {
     header += (header.empty() ? "" : "  ") + pad_left(name, width);

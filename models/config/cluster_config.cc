@@ -29,7 +29,8 @@ GpuSpec parse_gpu(const ConfigNode& node) {
     }
   }
   peak_map.finish();
-  if (gpu.peak_flops_per_s.empty()) peaks.fail("needs at least one format (fp32, tf32, bf16, fp16, fp8)");
+  if (gpu.peak_flops_per_s.empty())
+    peaks.fail("needs at least one format (fp32, tf32, bf16, fp16, fp8)");
   gpu.hbm_bandwidth_bytes_per_s =
       map.required("hbm_bandwidth").positive_quantity(Dimension::kBandwidth);
   gpu.hbm_capacity_bytes = map.required("hbm_capacity").positive_quantity(Dimension::kBytes);
@@ -82,7 +83,8 @@ NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
   NicSpec nic;
   const ConfigNode count = map.required("count");
   nic.count = static_cast<int>(count.positive_integer());
-  nic.link.bandwidth_bytes_per_s = map.required("bandwidth").positive_quantity(Dimension::kBandwidth);
+  nic.link.bandwidth_bytes_per_s =
+      map.required("bandwidth").positive_quantity(Dimension::kBandwidth);
   nic.link.latency = parse_time(map.required("latency"));
   nic.link.efficiency = parse_efficiency(map);
   nic.gpu_link = parse_link_class(map.required("gpu_link"));
@@ -135,8 +137,8 @@ NetworkSpec parse_network(const ConfigNode& node) {
   const auto switch_latency = map.optional("switch_latency");
   if (name == "single_switch") {
     net.topology = NetworkTopology::kSingleSwitch;
-    for (const auto* key : {&nodes_per_leaf, &spines, &oversubscription, &rail_optimized,
-                            &switch_latency}) {
+    for (const auto* key :
+         {&nodes_per_leaf, &spines, &oversubscription, &rail_optimized, &switch_latency}) {
       if (*key) (*key)->fail("applies only to topology: fat_tree");
     }
   } else if (name == "fat_tree") {

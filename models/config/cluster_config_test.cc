@@ -113,13 +113,15 @@ TEST(ClusterConfigTest, ZeroGpusIsRejected) {
 }
 
 TEST(ClusterConfigTest, NicThatMapsToNoGpuIsRejected) {
-  const ConfigError e = error_of(replace(kGood, "gpus: [[0, 1], [2, 3]]", "gpus: [[0, 1, 2, 3], []]"));
+  const ConfigError e =
+      error_of(replace(kGood, "gpus: [[0, 1], [2, 3]]", "gpus: [[0, 1, 2, 3], []]"));
   EXPECT_EQ(e.key_path(), "nic.gpus[1]");
   EXPECT_NE(e.message().find("maps to no GPU"), std::string::npos);
 }
 
 TEST(ClusterConfigTest, NicMappingToMissingGpuIsRejected) {
-  const ConfigError e = error_of(replace(kGood, "gpus: [[0, 1], [2, 3]]", "gpus: [[0, 1], [2, 7]]"));
+  const ConfigError e =
+      error_of(replace(kGood, "gpus: [[0, 1], [2, 3]]", "gpus: [[0, 1], [2, 7]]"));
   EXPECT_EQ(e.key_path(), "nic.gpus[1][1]");
   EXPECT_NE(e.message().find("GPU 7 does not exist"), std::string::npos);
 }

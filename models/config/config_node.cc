@@ -52,8 +52,7 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
     }
     return ConfigNode(file, root, "");
   } catch (const YAML::Exception& e) {
-    throw ConfigError(name, e.mark.line + 1, e.mark.column + 1, "",
-                      "invalid YAML: " + e.msg);
+    throw ConfigError(name, e.mark.line + 1, e.mark.column + 1, "", "invalid YAML: " + e.msg);
   }
 }
 

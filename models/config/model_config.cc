@@ -10,8 +10,7 @@ DenseModelSpec parse_dense_model_spec(const ConfigNode& root) {
   model.source_file = root.file();
   model.name = map.required("name").as_string();
   if (auto d = map.optional("description")) model.description = d->as_string();
-  model.flops_per_example =
-      map.required("flops_per_example").positive_quantity(Dimension::kFlops);
+  model.flops_per_example = map.required("flops_per_example").positive_quantity(Dimension::kFlops);
   if (auto f = map.optional("backward_flops_fraction")) {
     model.backward_flops_fraction = f->as_number();
     if (!(model.backward_flops_fraction >= 0.0 && model.backward_flops_fraction < 1.0)) {
@@ -45,8 +44,8 @@ DenseModelSpec load_dense_model_spec(const std::string& path) {
 void check_model_fits_cluster(const DenseModelSpec& model, const ClusterSpec& cluster) {
   if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
     throw ConfigError(model.compute_dtype_location,
-                      "the GPU of cluster '" + cluster.name + "' (" + cluster.gpu.model +
-                          ", " + cluster.source_file + ") has no peak_flops for " +
+                      "the GPU of cluster '" + cluster.name + "' (" + cluster.gpu.model + ", " +
+                          cluster.source_file + ") has no peak_flops for " +
                           std::string(dtype_name(model.compute_dtype)));
   }
 }

@@ -15,23 +15,29 @@ struct Unit {
 };
 
 // Decimal prefixes are powers of 1000, binary (Ki, Mi, ...) powers of 1024; lower-case b is bits.
-constexpr std::array kBytesUnits = {
-    Unit{"B", 1.0},        Unit{"KB", 1e3},       Unit{"MB", 1e6},       Unit{"GB", 1e9},
-    Unit{"TB", 1e12},      Unit{"PB", 1e15},      Unit{"KiB", 1024.0},   Unit{"MiB", 1048576.0},
-    Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0}};
+constexpr std::array kBytesUnits = {Unit{"B", 1.0},
+                                    Unit{"KB", 1e3},
+                                    Unit{"MB", 1e6},
+                                    Unit{"GB", 1e9},
+                                    Unit{"TB", 1e12},
+                                    Unit{"PB", 1e15},
+                                    Unit{"KiB", 1024.0},
+                                    Unit{"MiB", 1048576.0},
+                                    Unit{"GiB", 1073741824.0},
+                                    Unit{"TiB", 1099511627776.0}};
 constexpr std::array kBandwidthUnits = {
-    Unit{"B/s", 1.0},   Unit{"KB/s", 1e3},  Unit{"MB/s", 1e6},  Unit{"GB/s", 1e9},
-    Unit{"TB/s", 1e12}, Unit{"KiB/s", 1024.0}, Unit{"MiB/s", 1048576.0},
-    Unit{"GiB/s", 1073741824.0}, Unit{"b/s", 1.0 / 8},  Unit{"Kb/s", 1e3 / 8},
-    Unit{"Mb/s", 1e6 / 8}, Unit{"Gb/s", 1e9 / 8}, Unit{"Tb/s", 1e12 / 8},
-    Unit{"bps", 1.0 / 8}, Unit{"Kbps", 1e3 / 8}, Unit{"Mbps", 1e6 / 8}, Unit{"Gbps", 1e9 / 8},
-    Unit{"Tbps", 1e12 / 8}};
+    Unit{"B/s", 1.0},         Unit{"KB/s", 1e3},           Unit{"MB/s", 1e6},
+    Unit{"GB/s", 1e9},        Unit{"TB/s", 1e12},          Unit{"KiB/s", 1024.0},
+    Unit{"MiB/s", 1048576.0}, Unit{"GiB/s", 1073741824.0}, Unit{"b/s", 1.0 / 8},
+    Unit{"Kb/s", 1e3 / 8},    Unit{"Mb/s", 1e6 / 8},       Unit{"Gb/s", 1e9 / 8},
+    Unit{"Tb/s", 1e12 / 8},   Unit{"bps", 1.0 / 8},        Unit{"Kbps", 1e3 / 8},
+    Unit{"Mbps", 1e6 / 8},    Unit{"Gbps", 1e9 / 8},       Unit{"Tbps", 1e12 / 8}};
 constexpr std::array kTimeUnits = {Unit{"ps", 1e-12}, Unit{"ns", 1e-9},  Unit{"us", 1e-6},
-                                   Unit{"ms", 1e-3},  Unit{"s", 1.0},     Unit{"min", 60.0},
+                                   Unit{"ms", 1e-3},  Unit{"s", 1.0},    Unit{"min", 60.0},
                                    Unit{"h", 3600.0}, Unit{"d", 86400.0}};
-constexpr std::array kFlopsUnits = {Unit{"FLOP", 1.0},   Unit{"KFLOP", 1e3},  Unit{"MFLOP", 1e6},
-                                    Unit{"GFLOP", 1e9},  Unit{"TFLOP", 1e12}, Unit{"PFLOP", 1e15}};
-constexpr std::array kFlopRateUnits = {Unit{"FLOP/s", 1.0},   Unit{"GFLOP/s", 1e9},
+constexpr std::array kFlopsUnits = {Unit{"FLOP", 1.0},  Unit{"KFLOP", 1e3},  Unit{"MFLOP", 1e6},
+                                    Unit{"GFLOP", 1e9}, Unit{"TFLOP", 1e12}, Unit{"PFLOP", 1e15}};
+constexpr std::array kFlopRateUnits = {Unit{"FLOP/s", 1.0}, Unit{"GFLOP/s", 1e9},
                                        Unit{"TFLOP/s", 1e12}, Unit{"PFLOP/s", 1e15}};
 
 template <std::size_t N>

@@ -45,9 +45,9 @@ struct IntraNodeSpec {
 };
 
 struct NicSpec {
-  int count = 0;           // per node
-  LinkClassSpec link;      // NIC to the network, per direction
-  LinkClassSpec gpu_link;  // GPU to its NIC (PCIe, GPUDirect RDMA)
+  int count = 0;                       // per node
+  LinkClassSpec link;                  // NIC to the network, per direction
+  LinkClassSpec gpu_link;              // GPU to its NIC (PCIe, GPUDirect RDMA)
   std::vector<std::vector<int>> gpus;  // per NIC: local GPU indices that send through it
 };
 

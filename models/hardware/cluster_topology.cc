@@ -42,7 +42,8 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
     }
     if (spec.intra_node.fabric == IntraNodeFabric::kNvSwitch) {
       const VertexId nvswitch = t.add_vertex(prefix + "nvswitch", true);
-      for (const VertexId g : local) add_link_class(t, g, nvswitch, spec.intra_node.gpu_link, "nvlink");
+      for (const VertexId g : local)
+        add_link_class(t, g, nvswitch, spec.intra_node.gpu_link, "nvlink");
     } else {
       const int switches = spec.intra_node.pcie_switches;
       std::vector<VertexId> sw;
@@ -96,17 +97,19 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
   const double uplink_bw =
       ports_down * wire.effective_bandwidth() / (net.oversubscription * net.spines);
   std::vector<VertexId> spines;
-  for (int s = 0; s < net.spines; ++s) spines.push_back(t.add_vertex("spine" + std::to_string(s), true));
+  for (int s = 0; s < net.spines; ++s)
+    spines.push_back(t.add_vertex("spine" + std::to_string(s), true));
   for (int group = 0; group < groups; ++group) {
     for (int rail = 0; rail < rails; ++rail) {
-      const VertexId leaf = t.add_vertex(
-          "leaf" + std::to_string(group) + (net.rail_optimized ? "/rail" + std::to_string(rail) : ""),
-          true);
+      const VertexId leaf =
+          t.add_vertex("leaf" + std::to_string(group) +
+                           (net.rail_optimized ? "/rail" + std::to_string(rail) : ""),
+                       true);
       for (const VertexId spine : spines) {
         t.add_duplex(leaf, spine, uplink_bw, net.switch_latency, "leaf-spine");
       }
-      for (int n = group * net.nodes_per_leaf; n < std::min(nodes, (group + 1) * net.nodes_per_leaf);
-           ++n) {
+      for (int n = group * net.nodes_per_leaf;
+           n < std::min(nodes, (group + 1) * net.nodes_per_leaf); ++n) {
         for (int i = 0; i < spec.nic.count; ++i) {
           if (!net.rail_optimized || i == rail) attach(nics[n][i], leaf);
         }

@@ -27,9 +27,9 @@ TEST(ClusterTopologyTest, DgxH100RoutesOverNvlinkInsideAndNicsAcross) {
   EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 3), ct.gpu(1, 3)),
             (std::vector<std::string>{"gpu-nic", "nic", "nic", "gpu-nic"}));
   // Across rails the route climbs to a spine.
-  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 3), ct.gpu(1, 4)),
-            (std::vector<std::string>{"gpu-nic", "nic", "leaf-spine", "leaf-spine", "nic",
-                                      "gpu-nic"}));
+  EXPECT_EQ(
+      route_labels(router, ct.topology, ct.gpu(0, 3), ct.gpu(1, 4)),
+      (std::vector<std::string>{"gpu-nic", "nic", "leaf-spine", "leaf-spine", "nic", "gpu-nic"}));
   // NVLink carries 450 GB/s x 0.818 per direction.
   const RouteId r = router.route(ct.gpu(0, 0), ct.gpu(0, 1));
   EXPECT_DOUBLE_EQ(router.bottleneck_bandwidth(r), 450e9 * 0.818);

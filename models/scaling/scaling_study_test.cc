@@ -66,7 +66,8 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
   const double bytes = 100e6;
   for (const ScalingPoint& p : study.points) {
     const int n = p.nodes;
-    const Time all_reduce = n == 1 ? 0 : 2 * (n - 1) * (10 * kMicrosecond + transfer_time(bytes / n, 25e9));
+    const Time all_reduce =
+        n == 1 ? 0 : 2 * (n - 1) * (10 * kMicrosecond + transfer_time(bytes / n, 25e9));
     EXPECT_EQ(p.step_time, 5 * kMillisecond + all_reduce) << n << " nodes";
     EXPECT_DOUBLE_EQ(p.global_batch, 500.0 * n);
     EXPECT_DOUBLE_EQ(p.throughput, 500.0 * n / to_seconds(p.step_time));

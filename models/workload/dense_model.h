@@ -13,7 +13,7 @@ struct DenseModelSpec {
   std::string name;
   std::string description;
   std::string source_file;
-  double flops_per_example = 0.0;         // forward + backward
+  double flops_per_example = 0.0;              // forward + backward
   double backward_flops_fraction = 2.0 / 3.0;  // backward costs about twice the forward
   double parameter_bytes = 0.0;  // gradients of the same size are all-reduced every step
   int batch_per_gpu = 1;

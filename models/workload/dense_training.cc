@@ -70,7 +70,8 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
         collectives.push_back(std::make_unique<RingAllReduce>(
             network, cluster_topology.gpu_vertices, rings, bucket_bytes));
       } else {
-        collectives.push_back(std::make_unique<AnalyticCollective>(sim, ranks, analytic_bucket_time));
+        collectives.push_back(
+            std::make_unique<AnalyticCollective>(sim, ranks, analytic_bucket_time));
       }
       bucket_collectives.push_back(collectives.back().get());
     }
@@ -84,18 +85,19 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
       for (int b = 0; b < buckets; ++b) {
         // Split backward time exactly: bucket b ends at backward * (b + 1) / buckets.
         const Time piece = backward * (b + 1) / buckets - backward * b / buckets;
-        const TaskId bwd = graph.add_task("backward" + suffix + (buckets > 1 ? " bucket " + std::to_string(b) : ""),
-                                          r, compute_stream, compute_cat, DelayAction{piece});
+        const TaskId bwd = graph.add_task(
+            "backward" + suffix + (buckets > 1 ? " bucket " + std::to_string(b) : ""), r,
+            compute_stream, compute_cat, DelayAction{piece});
         compute_tasks[s].push_back(bwd);
         graph.add_dependency(previous, bwd);
         previous = bwd;
         if (model.overlap_all_reduce) {
           Collective* collective = bucket_collectives[b];
-          const TaskId ar = graph.add_task(
-              "all-reduce" + suffix + " bucket " + std::to_string(b), r, comm_stream, comm_cat,
-              CustomAction{[collective, r](std::function<void()> done) {
-                collective->join(r, std::move(done));
-              }});
+          const TaskId ar =
+              graph.add_task("all-reduce" + suffix + " bucket " + std::to_string(b), r, comm_stream,
+                             comm_cat, CustomAction{[collective, r](std::function<void()> done) {
+                               collective->join(r, std::move(done));
+                             }});
           graph.add_dependency(bwd, ar);
           reduces.push_back(ar);
         }
