@@ -3,21 +3,14 @@
 #include <utility>
 
 #include "engine/check.h"
+#include "engine/slot_pool.h"
 
 namespace trainsim {
 
 template <int Arity>
 EventHandle DaryHeapEventQueue<Arity>::push(Time time, EventCallback callback) {
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    TRAINSIM_ASSERT(slots_.size() < EventHandle::kInvalidSlot, "too many pending events");
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-    heap_index_.push_back(EventHandle::kInvalidSlot);
-  }
+  const std::uint32_t slot = take_slot(slots_, free_slots_);
+  if (slot == heap_index_.size()) heap_index_.push_back(EventHandle::kInvalidSlot);
   slots_[slot].callback = std::move(callback);
   heap_.push_back(Entry{time, next_sequence_++, slot});
   heap_index_[slot] = static_cast<std::uint32_t>(heap_.size() - 1);
@@ -174,13 +167,7 @@ void TimeBucketEventQueue::insert(std::uint32_t slot, Time time) {
     bucket = it->second;
     remember(bucket);
   } else {
-    if (!free_buckets_.empty()) {
-      bucket = free_buckets_.back();
-      free_buckets_.pop_back();
-    } else {
-      bucket = static_cast<std::uint32_t>(buckets_.size());
-      buckets_.emplace_back();
-    }
+    bucket = take_slot(buckets_, free_buckets_);
     buckets_[bucket].time = time;
     bucket_of_time_.emplace(time, bucket);
     times_.push(time);
@@ -211,15 +198,7 @@ void TimeBucketEventQueue::detach(std::uint32_t slot) {
 }
 
 EventHandle TimeBucketEventQueue::push(Time time, EventCallback callback) {
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    TRAINSIM_ASSERT(slots_.size() < EventHandle::kInvalidSlot, "too many pending events");
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
+  const std::uint32_t slot = take_slot(slots_, free_slots_);
   slots_[slot].callback = std::move(callback);
   insert(slot, time);
   return EventHandle{slot, slots_[slot].generation};

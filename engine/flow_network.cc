@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/check.h"
+#include "engine/slot_pool.h"
 
 namespace trainsim {
 
@@ -17,16 +18,8 @@ FlowNetwork::FlowNetwork(Simulation& simulation, const Topology& topology)
 }
 
 FlowId FlowNetwork::allocate() {
-  FlowId id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-  }
   ++in_use_count_;
-  return id;
+  return take_slot(flows_, free_flows_);
 }
 
 FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
