@@ -1,0 +1,94 @@
+#include "models/collectives/collective_op.h"
+
+#include <string>
+
+namespace trainsim::models {
+
+namespace {
+
+constexpr CollectiveOp kAllOps[] = {CollectiveOp::kAllReduce,     CollectiveOp::kAllGather,
+                                    CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
+                                    CollectiveOp::kBroadcast,     CollectiveOp::kReduce,
+                                    CollectiveOp::kSendRecv};
+
+}  // namespace
+
+std::string_view collective_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return "all_reduce";
+    case CollectiveOp::kAllGather:
+      return "all_gather";
+    case CollectiveOp::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveOp::kAllToAll:
+      return "alltoall";
+    case CollectiveOp::kBroadcast:
+      return "broadcast";
+    case CollectiveOp::kReduce:
+      return "reduce";
+    case CollectiveOp::kSendRecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+
+std::optional<CollectiveOp> parse_collective(std::string_view name) {
+  constexpr std::string_view kSuffix = "_perf";
+  if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
+    name.remove_suffix(kSuffix.size());
+  }
+  for (const CollectiveOp op : kAllOps) {
+    if (collective_name(op) == name) return op;
+  }
+  if (name == "allreduce") return CollectiveOp::kAllReduce;
+  if (name == "allgather") return CollectiveOp::kAllGather;
+  if (name == "reducescatter") return CollectiveOp::kReduceScatter;
+  if (name == "all_to_all") return CollectiveOp::kAllToAll;
+  return std::nullopt;
+}
+
+double bus_bandwidth_factor(CollectiveOp op, int ranks) {
+  const double n = ranks;
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll:
+      return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+    case CollectiveOp::kSendRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+long long nccl_tests_count(CollectiveOp op, long long size_bytes, int type_bytes, int ranks) {
+  const long long elements = size_bytes / type_bytes;
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) {
+    return elements / ranks;
+  }
+  return elements;
+}
+
+long long nccl_tests_size(CollectiveOp op, long long requested_bytes, int type_bytes, int ranks) {
+  long long unit = type_bytes;
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+      op == CollectiveOp::kAllToAll) {
+    unit *= ranks;
+  }
+  return requested_bytes / unit * unit;
+}
+
+bool has_reduction(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kReduce;
+}
+
+bool has_root(CollectiveOp op) {
+  return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
+}
+
+}  // namespace trainsim::models
