@@ -23,19 +23,22 @@ FlowId FlowNetwork::allocate() {
 }
 
 FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
-                          Callback on_transmitted) {
-  return start(router_.route(src, dst), bytes, std::move(on_arrived), std::move(on_transmitted));
+                          Callback on_transmitted, double rate_cap) {
+  return start(router_.route(src, dst), bytes, std::move(on_arrived), std::move(on_transmitted),
+               rate_cap);
 }
 
-FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived,
-                          Callback on_transmitted) {
+FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Callback on_transmitted,
+                          double rate_cap) {
   TRAINSIM_ASSERT(bytes >= 0.0, "flow with negative bytes");
+  TRAINSIM_ASSERT(rate_cap > 0.0, "flow rate cap must be positive");
   const FlowId id = allocate();
   FlowState& f = flows_[id];
   f.on_arrived = std::move(on_arrived);
   f.on_transmitted = std::move(on_transmitted);
   f.remaining_bytes = bytes;
   f.rate = 0.0;
+  f.rate_cap = rate_cap;
   f.route = route;
   f.in_use = true;
   f.completion = EventHandle{};
@@ -215,11 +218,13 @@ void FlowNetwork::fill_component() {
   auto& heap = share_heap_;
   heap.clear();
   const auto greater = std::greater<Entry>{};
-  // Fast path: a flow alone on every link of its route gets the smallest capacity on it. Such
-  // flows are common (ring steps, point-to-point traffic) and need no heap.
+  // Fast path: a flow alone on every link of its route gets the smallest capacity on it (or its
+  // cap). Such flows are common (ring steps, point-to-point traffic) and need no heap.
+  auto& caps = cap_heap_;
+  caps.clear();
   for (const FlowId id : component_flows_) {
     FlowState& f = flows_[id];
-    double rate = std::numeric_limits<double>::infinity();
+    double rate = f.rate_cap;
     bool alone = true;
     for (const LinkId l : router_.links(f.route)) {
       if (links_[l].flows.size() != 1) {
@@ -231,8 +236,11 @@ void FlowNetwork::fill_component() {
     if (alone) {
       f.frozen_mark = epoch_;
       f.new_rate = rate;
+    } else if (f.rate_cap != kUncapped) {
+      caps.emplace_back(f.rate_cap, id);
     }
   }
+  std::make_heap(caps.begin(), caps.end(), std::greater<std::pair<double, FlowId>>{});
   for (const LinkId l : component_links_) {
     LinkState& link = links_[l];
     link.remaining_capacity = link.capacity;
@@ -242,28 +250,49 @@ void FlowNetwork::fill_component() {
     if (link.unfixed > 0) heap.emplace_back(fair_share(link), l);
   }
   std::make_heap(heap.begin(), heap.end(), greater);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), greater);
-    const auto [share, l] = heap.back();
-    heap.pop_back();
-    LinkState& bottleneck = links_[l];
-    // Stale entry: this link's share grew since it was pushed; a newer entry exists.
-    if (bottleneck.unfixed == 0 || share != fair_share(bottleneck)) continue;
+  const auto cap_greater = std::greater<std::pair<double, FlowId>>{};
+  // Fixes flow `id` at `rate`, taking it off its links; touched links are collected.
+  auto fix = [&](FlowId id, double rate) {
+    FlowState& f = flows_[id];
+    f.frozen_mark = epoch_;
+    f.new_rate = rate;
+    for (const LinkId other : router_.links(f.route)) {
+      LinkState& link = links_[other];
+      link.remaining_capacity -= rate;
+      --link.unfixed;
+      if (link.touch_mark != touch_epoch_) {
+        link.touch_mark = touch_epoch_;
+        touched_.push_back(other);
+      }
+    }
+  };
+  while (true) {
+    // Drop stale link entries: the share grew since it was pushed (a newer entry exists), or the
+    // link has nothing left to fix.
+    while (!heap.empty() && (links_[heap.front().second].unfixed == 0 ||
+                             heap.front().first != fair_share(links_[heap.front().second]))) {
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      heap.pop_back();
+    }
+    while (!caps.empty() && flows_[caps.front().second].frozen_mark == epoch_) {
+      std::pop_heap(caps.begin(), caps.end(), cap_greater);
+      caps.pop_back();
+    }
+    if (heap.empty()) break;  // every capped flow also crosses a link, so none is left
     ++touch_epoch_;
     touched_.clear();
-    for (const FlowId id : bottleneck.flows) {
-      FlowState& f = flows_[id];
-      if (f.frozen_mark == epoch_) continue;
-      f.frozen_mark = epoch_;
-      f.new_rate = share;
-      for (const LinkId other : router_.links(f.route)) {
-        LinkState& link = links_[other];
-        link.remaining_capacity -= share;
-        --link.unfixed;
-        if (link.touch_mark != touch_epoch_) {
-          link.touch_mark = touch_epoch_;
-          touched_.push_back(other);
-        }
+    if (!caps.empty() && caps.front().first < heap.front().first) {
+      // A flow's own cap binds before any link: fix it alone.
+      const FlowId id = caps.front().second;
+      std::pop_heap(caps.begin(), caps.end(), cap_greater);
+      caps.pop_back();
+      fix(id, flows_[id].rate_cap);
+    } else {
+      const auto [share, l] = heap.front();
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      heap.pop_back();
+      for (const FlowId id : links_[l].flows) {
+        if (flows_[id].frozen_mark != epoch_) fix(id, share);
       }
     }
     for (const LinkId other : touched_) {

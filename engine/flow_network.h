@@ -6,10 +6,11 @@
 // previous one is transmitted, without waiting for the latency, as pipelined protocols do.
 //
 // Max-min fairness (progressive filling): rates r_f must satisfy, for every link l with capacity
-// C_l,  sum over flows f crossing l of r_f <= C_l,  and no rate can grow without shrinking a rate
-// that is already smaller or equal. The solver finds the link with the smallest fair share
-// C_l' / n_l (remaining capacity over flows not yet fixed), fixes all its flows at that share,
-// removes them from their other links, and repeats. Each flow is then bottlenecked at some link.
+// C_l,  sum over flows f crossing l of r_f <= C_l,  r_f <= cap_f,  and no rate can grow without
+// shrinking a rate that is already smaller or equal. The solver finds the smallest of the link
+// fair shares C_l' / n_l (remaining capacity over flows not yet fixed) and the caps of flows not
+// yet fixed; it fixes that link's flows at its share (or that flow at its cap), removes them from
+// their other links, and repeats. Each flow is then bottlenecked at some link or at its cap.
 //
 // Incremental update: starting or finishing a flow only marks the links of its route dirty. All
 // changes at one instant are batched into a single solve, which re-solves only the connected
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -51,9 +53,14 @@ class FlowNetwork {
   // Starts a flow of `bytes` (>= 0) on `route`. `on_transmitted` (optional) runs when its last
   // byte has left the sender, `on_arrived` when that byte arrives, a route latency later. The
   // returned id is valid until transmission ends and may be reused afterwards.
-  FlowId start(RouteId route, double bytes, Callback on_arrived, Callback on_transmitted = {});
+  // `rate_cap` (bytes/s) bounds the flow's rate on top of what the links give it, like a private
+  // link of that capacity (a sender that cannot go faster, e.g. one GPU thread block).
+  FlowId start(RouteId route, double bytes, Callback on_arrived, Callback on_transmitted = {},
+               double rate_cap = kUncapped);
   FlowId start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
-               Callback on_transmitted = {});
+               Callback on_transmitted = {}, double rate_cap = kUncapped);
+
+  static constexpr double kUncapped = std::numeric_limits<double>::infinity();
 
   // Current rate in bytes/s of a flow that is still transmitting (0 before the first solve).
   double rate(FlowId id) const;
@@ -76,6 +83,7 @@ class FlowNetwork {
     double remaining_bytes = 0.0;
     double rate = 0.0;
     double new_rate = 0.0;
+    double rate_cap = kUncapped;
     Time last_update = 0;
     EventHandle completion;
     std::uint64_t component_mark = 0;
@@ -123,6 +131,7 @@ class FlowNetwork {
   std::vector<LinkId> link_stack_;
   std::vector<LinkId> touched_;
   std::vector<std::pair<double, LinkId>> share_heap_;
+  std::vector<std::pair<double, FlowId>> cap_heap_;
   FlowNetworkCounters counters_;
 };
 

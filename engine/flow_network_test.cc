@@ -86,6 +86,32 @@ TEST(FlowNetworkTest, FlowAloneOnANarrowLinkIsBottleneckedThere) {
   EXPECT_DOUBLE_EQ(net.rate(g), 90 * kGBps);
 }
 
+TEST(FlowNetworkTest, RateCapsActLikePrivateLinks) {
+  // On a 100 GB/s link: a flow capped at 20 GB/s gets 20, the uncapped one the other 80. A lone
+  // capped flow gets its cap; a cap above the fair share does not bind (two at 50).
+  Chain chain({100 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const FlowId capped = net.start(chain.v[0], chain.v[1], 1e12, {}, {}, 20 * kGBps);
+  const FlowId free = net.start(chain.v[0], chain.v[1], 1e12, {});
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(capped), 20 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(free), 80 * kGBps);
+
+  Simulation sim2;
+  FlowNetwork net2(sim2, chain.topology);
+  Time done = -1;
+  net2.start(
+      chain.v[0], chain.v[1], 1e9, [&] { done = sim2.now(); }, {}, 10 * kGBps);
+  const FlowId a = net2.start(chain.v[0], chain.v[1], 1e12, {}, {}, 70 * kGBps);
+  const FlowId b = net2.start(chain.v[0], chain.v[1], 1e12, {}, {}, 70 * kGBps);
+  sim2.run_until(1);
+  EXPECT_DOUBLE_EQ(net2.rate(a), 45 * kGBps);  // (100 - 10) / 2, below their 70 cap
+  EXPECT_DOUBLE_EQ(net2.rate(b), 45 * kGBps);
+  sim2.run_until(200 * kMillisecond);
+  EXPECT_EQ(done, 100 * kMillisecond);  // 1 GB at its 10 GB/s cap
+}
+
 TEST(FlowNetworkTest, TextbookEqualCapacitiesGiveHalfToEveryFlow) {
   // Bertsekas & Gallager's example: with equal capacities C the long flow and each short flow
   // are all bottlenecked at C/2.
