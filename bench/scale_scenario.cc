@@ -12,7 +12,7 @@
 #include <string>
 
 #include "engine/flow_network.h"
-#include "models/collectives/ring_all_reduce.h"
+#include "models/collectives/ring_collective.h"
 #include "models/config/cluster_config.h"
 #include "models/hardware/cluster_topology.h"
 
@@ -68,10 +68,11 @@ int main(int argc, char** argv) {
   const int gpus = cluster.gpu_count();
   int done = 0;
 
-  std::unique_ptr<RingAllReduce> ring;
+  std::unique_ptr<RingCollective> ring;
   if (scenario == "ring") {
-    ring = std::make_unique<RingAllReduce>(
-        network, cluster.gpu_vertices, make_node_rings(spec.nodes, spec.gpus_per_node, 1), bytes);
+    ring = std::make_unique<RingCollective>(sim, network, cluster.gpu_vertices,
+                                            make_node_rings(spec.nodes, spec.gpus_per_node, 1),
+                                            ring_all_reduce_schedule(bytes, gpus, 1));
     for (int r = 0; r < gpus; ++r) ring->join(r, [&done] { ++done; });
   } else {
     const double per_pair = bytes / (gpus - 1);

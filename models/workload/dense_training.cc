@@ -5,7 +5,7 @@
 
 #include "engine/check.h"
 #include "engine/flow_network.h"
-#include "models/collectives/ring_all_reduce.h"
+#include "models/collectives/ring_collective.h"
 #include "models/hardware/cluster_topology.h"
 
 namespace trainsim::models {
@@ -56,8 +56,9 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
   std::vector<std::unique_ptr<Collective>> collectives;
   const Time analytic_bucket_time =
       options.network == NetworkModel::kAnalytic
-          ? ring_all_reduce_time(network.router(), cluster_topology.gpu_vertices, rings,
-                                 bucket_bytes)
+          ? ring_collective_time(network.router(), cluster_topology.gpu_vertices, rings,
+                                 ring_all_reduce_schedule(bucket_bytes, ranks,
+                                                          static_cast<int>(rings.size())))
           : 0;
 
   std::vector<StepTasks> steps(options.steps);
@@ -67,8 +68,9 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
     std::vector<Collective*> bucket_collectives;
     for (int b = 0; b < buckets; ++b) {
       if (options.network == NetworkModel::kFlow) {
-        collectives.push_back(std::make_unique<RingAllReduce>(
-            network, cluster_topology.gpu_vertices, rings, bucket_bytes));
+        collectives.push_back(std::make_unique<RingCollective>(
+            sim, network, cluster_topology.gpu_vertices, rings,
+            ring_all_reduce_schedule(bucket_bytes, ranks, static_cast<int>(rings.size()))));
       } else {
         collectives.push_back(
             std::make_unique<AnalyticCollective>(sim, ranks, analytic_bucket_time));

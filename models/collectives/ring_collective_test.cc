@@ -1,5 +1,5 @@
 // Ring all-reduce against the closed form 2(P-1)(alpha + S/(P B)).
-#include "models/collectives/ring_all_reduce.h"
+#include "models/collectives/ring_collective.h"
 
 #include <gtest/gtest.h>
 
@@ -23,8 +23,9 @@ struct Star {
 Time run_ring(Star& star, const RingOrders& rings, double bytes, Time late_join = 0) {
   Simulation sim;
   FlowNetwork net(sim, star.topology);
-  RingAllReduce ring(net, star.endpoints, rings, bytes);
   const int p = static_cast<int>(star.endpoints.size());
+  RingCollective ring(sim, net, star.endpoints, rings,
+                      ring_all_reduce_schedule(bytes, p, static_cast<int>(rings.size())));
   int finished = 0;
   for (int i = 0; i < p; ++i) {
     const Time join_at = i == p - 1 ? late_join : 0;
@@ -41,7 +42,7 @@ RingOrders identity_ring(int p) {
   return rings;
 }
 
-TEST(RingAllReduceTest, MatchesClosedFormOnUncontendedFabric) {
+TEST(RingCollectiveTest, MatchesClosedFormOnUncontendedFabric) {
   // P = 8, S = 800 MB, B = 100 GB/s, alpha = 2 us: chunk S/P = 100 MB takes 1 ms per step;
   // 2(P-1) = 14 steps of (2 us + 1 ms).
   Star star(8, 100e9, kMicrosecond);
@@ -49,7 +50,7 @@ TEST(RingAllReduceTest, MatchesClosedFormOnUncontendedFabric) {
   EXPECT_EQ(run_ring(star, identity_ring(8), 800e6), expected);
 }
 
-TEST(RingAllReduceTest, ClosedFormHoldsForOtherSizes) {
+TEST(RingCollectiveTest, ClosedFormHoldsForOtherSizes) {
   for (const int p : {2, 3, 5, 16}) {
     Star star(p, 50e9, 500 * kNanosecond);
     const double bytes = 64e6;
@@ -58,7 +59,7 @@ TEST(RingAllReduceTest, ClosedFormHoldsForOtherSizes) {
   }
 }
 
-TEST(RingAllReduceTest, ChannelsSharingLinksGiveTheSameTime) {
+TEST(RingCollectiveTest, ChannelsSharingLinksGiveTheSameTime) {
   // Four channels over the same endpoints: each link carries four flows of S/(4P), each at B/4,
   // which is again S/(P B) per step.
   Star star(8, 100e9, kMicrosecond);
@@ -70,18 +71,19 @@ TEST(RingAllReduceTest, ChannelsSharingLinksGiveTheSameTime) {
   EXPECT_EQ(run_ring(star, rings, 800e6), 14 * (2 * kMicrosecond + kMillisecond));
 }
 
-TEST(RingAllReduceTest, AnalyticFormAgreesWithFlowsWhenUncontended) {
+TEST(RingCollectiveTest, AnalyticFormAgreesWithFlowsWhenUncontended) {
   for (const int p : {2, 4, 8}) {
     Star star(p, 37e9, 700 * kNanosecond);
     RingOrders rings = make_node_rings(1, p, 2);
     Router router(star.topology);
-    EXPECT_EQ(ring_all_reduce_time(router, star.endpoints, rings, 123456789.0),
+    EXPECT_EQ(ring_collective_time(router, star.endpoints, rings,
+                                   ring_all_reduce_schedule(123456789.0, p, 2)),
               run_ring(star, rings, 123456789.0))
         << "P=" << p;
   }
 }
 
-TEST(RingAllReduceTest, LateParticipantDelaysEveryone) {
+TEST(RingCollectiveTest, LateParticipantDelaysEveryone) {
   // The last participant joins 5 ms late; nothing of step 0 can complete the ring before it
   // sends, so the whole operation shifts by 5 ms.
   Star star(4, 100e9, kMicrosecond);
@@ -89,12 +91,12 @@ TEST(RingAllReduceTest, LateParticipantDelaysEveryone) {
   EXPECT_EQ(run_ring(star, identity_ring(4), 400e6, 5 * kMillisecond), alone + 5 * kMillisecond);
 }
 
-TEST(RingAllReduceTest, SingleParticipantFinishesImmediately) {
+TEST(RingCollectiveTest, SingleParticipantFinishesImmediately) {
   Star star(1, 100e9, kMicrosecond);
   EXPECT_EQ(run_ring(star, identity_ring(1), 1e9), 0);
 }
 
-TEST(RingAllReduceTest, NodeRingsStartEachNodeAtTheChannelIndex) {
+TEST(RingCollectiveTest, NodeRingsStartEachNodeAtTheChannelIndex) {
   const RingOrders rings = make_node_rings(2, 4, 2);
   EXPECT_EQ(rings[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(rings[1], (std::vector<int>{1, 2, 3, 0, 5, 6, 7, 4}));

@@ -1,12 +1,12 @@
-// Ring all-reduce, as NCCL runs it for large messages: the buffer is split over C channels, each a
-// ring through all P participants in its own order. Each channel moves its share in 2(P-1) steps
-// (P-1 reduce-scatter, P-1 all-gather), sending one chunk of bytes / (C P) to the next
-// participant per step. A participant sends step k+1 once it has received step k from its
+// Ring collectives, as NCCL runs them: the buffer is split over C channels, each a ring through
+// all P participants in its own order. Each channel moves its share in a number of steps, sending
+// one chunk to the next participant per step: all-reduce takes 2(P-1) steps (P-1 reduce-scatter,
+// P-1 all-gather) of bytes / (C P); all-gather and reduce-scatter P-1 steps of the same chunk. A participant sends step k+1 once it has received step k from its
 // predecessor and its own step-k chunk has left it (transmitted; the hop latency overlaps the next
 // send, as NCCL's pipelined protocols do), so a slow hop throttles the whole ring.
 //
-// Uncontended, with every hop alike, this takes 2(P-1)(alpha + S/(P B)) where alpha is the hop
-// latency and B the bandwidth each participant has for it.
+// Uncontended, with every hop alike, an all-reduce takes 2(P-1)(alpha + S/(P B)) where alpha is
+// the hop latency and B the bandwidth each participant has for it.
 #pragma once
 
 #include <functional>
@@ -25,11 +25,22 @@ using RingOrders = std::vector<std::vector<int>>;
 // different channels leave a node from different GPUs (and hence NICs).
 RingOrders make_node_rings(int nodes, int gpus_per_node, int channels);
 
-class RingAllReduce final : public Collective {
+struct RingSchedule {
+  int steps = 0;              // per channel
+  double chunk_bytes = 0.0;   // sent per step per channel
+  double rate_cap = FlowNetwork::kUncapped;  // per flow (one channel's throughput limit)
+};
+
+// All-reduce of `bytes` over P participants and C channels: 2(P-1) steps of bytes / (C P).
+RingSchedule ring_all_reduce_schedule(double bytes, int participants, int channels);
+
+class RingCollective final : public Collective {
  public:
-  // `vertices[i]` is participant i's vertex. Runs as flows on `network`.
-  RingAllReduce(FlowNetwork& network, const std::vector<VertexId>& vertices, RingOrders rings,
-                double bytes);
+  // `vertices[i]` is participant i's vertex. Runs as flows on `network`; a participant starts
+  // sending `software_latency` after it joins.
+  RingCollective(Simulation& simulation, FlowNetwork& network,
+                 const std::vector<VertexId>& vertices, RingOrders rings, RingSchedule schedule,
+                 Time software_latency = 0);
   void join(int participant, std::function<void()> done) override;
 
  private:
@@ -45,24 +56,26 @@ class RingAllReduce final : public Collective {
   void on_arrived(int channel, int position);
   void position_progressed(int channel, int position);
   void check_done(int participant);
+  void start_sending(int participant);
 
+  Simulation& sim_;
   FlowNetwork& network_;
+  RingSchedule schedule_;
+  Time software_latency_;
   std::vector<std::vector<Position>> positions_;  // [channel][position in ring]
   std::vector<std::vector<int>> position_of_;     // [participant][channel]
   std::vector<bool> joined_;
   std::vector<std::function<void()>> done_;
   std::vector<int> channels_left_;
-  int steps_;
-  double chunk_bytes_;
 };
 
-// Analytic time of the same ring all-reduce, all participants joining together: each hop gets a
+// Analytic time of the same ring collective, all participants joining together: each hop gets a
 // fixed alpha-beta cost, alpha = its route latency and beta-term = chunk / (bandwidth share) at
 // its busiest link, a link carrying n of a step's flows giving each bandwidth / n. The ring
 // schedule above is then evaluated exactly (send k+1 after transmitting k and receiving k). With
 // hops alike this is 2(P-1)(alpha + S/(P B)); it equals the flow model to the picosecond whenever
 // nothing contends and shares stay constant.
-Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
-                          const RingOrders& rings, double bytes);
+Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
+                          const RingOrders& rings, const RingSchedule& schedule);
 
 }  // namespace trainsim::models

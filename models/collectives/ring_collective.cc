@@ -1,4 +1,4 @@
-#include "models/collectives/ring_all_reduce.h"
+#include "models/collectives/ring_collective.h"
 
 #include <algorithm>
 #include <utility>
@@ -20,17 +20,24 @@ RingOrders make_node_rings(int nodes, int gpus_per_node, int channels) {
   return rings;
 }
 
-RingAllReduce::RingAllReduce(FlowNetwork& network, const std::vector<VertexId>& vertices,
-                             RingOrders rings, double bytes)
-    : network_(network),
+RingSchedule ring_all_reduce_schedule(double bytes, int participants, int channels) {
+  return RingSchedule{2 * (participants - 1), bytes / (static_cast<double>(channels) * participants)};
+}
+
+RingCollective::RingCollective(Simulation& simulation, FlowNetwork& network,
+                               const std::vector<VertexId>& vertices, RingOrders rings,
+                               RingSchedule schedule, Time software_latency)
+    : sim_(simulation),
+      network_(network),
+      schedule_(schedule),
+      software_latency_(software_latency),
       joined_(vertices.size(), false),
       done_(vertices.size()),
       channels_left_(vertices.size(), static_cast<int>(rings.size())) {
   const int p = static_cast<int>(vertices.size());
   const int channels = static_cast<int>(rings.size());
-  TRAINSIM_ASSERT(p >= 1 && channels >= 1, "ring all-reduce needs participants and channels");
-  steps_ = 2 * (p - 1);
-  chunk_bytes_ = bytes / (static_cast<double>(channels) * p);
+  TRAINSIM_ASSERT(p >= 1 && channels >= 1, "ring collective needs participants and channels");
+  if (p == 1) schedule_.steps = 0;
   position_of_.assign(p, std::vector<int>(channels, -1));
   positions_.resize(channels);
   for (int c = 0; c < channels; ++c) {
@@ -46,11 +53,19 @@ RingAllReduce::RingAllReduce(FlowNetwork& network, const std::vector<VertexId>& 
   }
 }
 
-void RingAllReduce::join(int participant, std::function<void()> done) {
-  TRAINSIM_ASSERT(!joined_[participant], "participant joined twice");
-  joined_[participant] = true;
+void RingCollective::join(int participant, std::function<void()> done) {
+  TRAINSIM_ASSERT(!done_[participant] && !joined_[participant], "participant joined twice");
   done_[participant] = std::move(done);
-  if (steps_ == 0) {
+  if (software_latency_ == 0) {
+    start_sending(participant);
+  } else {
+    sim_.schedule_in(software_latency_, [this, participant] { start_sending(participant); });
+  }
+}
+
+void RingCollective::start_sending(int participant) {
+  joined_[participant] = true;
+  if (schedule_.steps == 0) {
     channels_left_[participant] = 0;
     check_done(participant);
     return;
@@ -60,33 +75,35 @@ void RingAllReduce::join(int participant, std::function<void()> done) {
   }
 }
 
-void RingAllReduce::try_send(int channel, int position) {
+void RingCollective::try_send(int channel, int position) {
   Position& pos = positions_[channel][position];
-  if (!joined_[pos.participant] || pos.sending || pos.sent == steps_ || pos.received < pos.sent) {
+  if (!joined_[pos.participant] || pos.sending || pos.sent == schedule_.steps ||
+      pos.received < pos.sent) {
     return;
   }
   pos.sending = true;
   network_.start(
-      pos.route_to_next, chunk_bytes_, [this, channel, position] { on_arrived(channel, position); },
-      [this, channel, position] { on_transmitted(channel, position); });
+      pos.route_to_next, schedule_.chunk_bytes,
+      [this, channel, position] { on_arrived(channel, position); },
+      [this, channel, position] { on_transmitted(channel, position); }, schedule_.rate_cap);
 }
 
-void RingAllReduce::on_transmitted(int channel, int position) {
+void RingCollective::on_transmitted(int channel, int position) {
   Position& pos = positions_[channel][position];
   pos.sending = false;
   ++pos.sent;
   position_progressed(channel, position);
 }
 
-void RingAllReduce::on_arrived(int channel, int position) {
+void RingCollective::on_arrived(int channel, int position) {
   const int next = (position + 1) % static_cast<int>(positions_[channel].size());
   ++positions_[channel][next].received;
   position_progressed(channel, next);
 }
 
-void RingAllReduce::position_progressed(int channel, int position) {
+void RingCollective::position_progressed(int channel, int position) {
   const Position& pos = positions_[channel][position];
-  if (pos.sent == steps_ && pos.received == steps_) {
+  if (pos.sent == schedule_.steps && pos.received == schedule_.steps) {
     --channels_left_[pos.participant];
     check_done(pos.participant);
   } else {
@@ -94,7 +111,7 @@ void RingAllReduce::position_progressed(int channel, int position) {
   }
 }
 
-void RingAllReduce::check_done(int participant) {
+void RingCollective::check_done(int participant) {
   if (channels_left_[participant] == 0 && done_[participant]) {
     auto done = std::move(done_[participant]);
     done_[participant] = nullptr;
@@ -102,11 +119,11 @@ void RingAllReduce::check_done(int participant) {
   }
 }
 
-Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
-                          const RingOrders& rings, double bytes) {
+Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
+                          const RingOrders& rings, const RingSchedule& schedule) {
   const int p = static_cast<int>(vertices.size());
-  if (p <= 1) return 0;
-  const double chunk = bytes / (static_cast<double>(rings.size()) * p);
+  if (p <= 1 || schedule.steps == 0) return 0;
+  const double chunk = schedule.chunk_bytes;
   // Flows per link in one step: every hop of every channel.
   std::vector<std::vector<RouteId>> hops(rings.size());
   std::vector<int> load(router.topology().link_count(), 0);
@@ -117,7 +134,7 @@ Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
       for (const LinkId l : router.links(r)) ++load[l];
     }
   }
-  const int steps = 2 * (p - 1);
+  const int steps = schedule.steps;
   Time finish = 0;
   std::vector<Time> transmit(p);
   std::vector<Time> latency(p);
@@ -125,13 +142,12 @@ Time ring_all_reduce_time(Router& router, const std::vector<VertexId>& vertices,
   std::vector<Time> arrive(p);
   for (std::size_t c = 0; c < rings.size(); ++c) {
     for (int i = 0; i < p; ++i) {
-      Time slowest = 0;
+      double rate = schedule.rate_cap;
       for (const LinkId l : router.links(hops[c][i])) {
         // Same arithmetic as the max-min solver's fair share, so the two agree to the picosecond.
-        const double share = router.topology().link(l).bandwidth_bytes_per_s / load[l];
-        slowest = std::max(slowest, transfer_time(chunk, share));
+        rate = std::min(rate, router.topology().link(l).bandwidth_bytes_per_s / load[l]);
       }
-      transmit[i] = slowest;
+      transmit[i] = router.links(hops[c][i]).empty() ? 0 : transfer_time(chunk, rate);
       latency[i] = router.latency(hops[c][i]);
       start[i] = 0;
     }

@@ -1,0 +1,181 @@
+#include "models/collectives/collective_plan.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include "engine/check.h"
+
+namespace trainsim::models {
+
+TransferId CollectivePlan::add(const PlanTransfer& transfer) {
+  TRAINSIM_ASSERT(transfer.sender < participants_ && transfer.receiver < participants_,
+                  "transfer of an unknown participant");
+  TRAINSIM_ASSERT(transfer.bytes >= 0.0, "negative transfer size");
+  transfers_.push_back(transfer);
+  on_arrival_.emplace_back();
+  on_transmission_.emplace_back();
+  dependencies_.push_back(0);
+  return static_cast<TransferId>(transfers_.size() - 1);
+}
+
+void CollectivePlan::after_arrival(TransferId before, TransferId after) {
+  TRAINSIM_ASSERT(before < after && after < transfers_.size(), "dependency must point forward");
+  on_arrival_[before].push_back(after);
+  ++dependencies_[after];
+}
+
+void CollectivePlan::after_transmission(TransferId before, TransferId after) {
+  TRAINSIM_ASSERT(before < after && after < transfers_.size(), "dependency must point forward");
+  on_transmission_[before].push_back(after);
+  ++dependencies_[after];
+}
+
+PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, double chunk,
+                                const std::vector<PipelinedTransfer>& upstream) {
+  const double bytes = transfer.bytes;
+  if (bytes <= chunk || (upstream.empty() && bytes <= 2 * chunk)) {
+    // Too small to pipeline: store and forward.
+    const TransferId only = plan.add(transfer);
+    for (const auto& u : upstream) plan.after_arrival(u.last, only);
+    return {only, only};
+  }
+  // Heads and tails run at different times from bodies: give them their own stages so the
+  // analytic model does not count them as sharing links with the bodies.
+  constexpr std::uint32_t kHeadStage = 1u << 30;
+  constexpr std::uint32_t kTailStage = 2u << 30;
+  PlanTransfer head = transfer;
+  head.bytes = chunk;
+  head.stage |= kHeadStage;
+  const TransferId h = plan.add(head);
+  for (const auto& u : upstream) plan.after_arrival(u.head, h);
+  PlanTransfer body = transfer;
+  body.bytes = upstream.empty() ? bytes - chunk : bytes - 2 * chunk;
+  const TransferId b = plan.add(body);
+  plan.after_transmission(h, b);
+  if (upstream.empty()) return {h, b};
+  PlanTransfer tail = transfer;
+  tail.bytes = chunk;
+  tail.stage |= kTailStage;
+  const TransferId t = plan.add(tail);
+  plan.after_transmission(b, t);
+  for (const auto& u : upstream) plan.after_arrival(u.last, t);
+  return {h, t};
+}
+
+PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
+                               std::shared_ptr<const CollectivePlan> plan, Time software_latency)
+    : sim_(simulation),
+      network_(network),
+      plan_(std::move(plan)),
+      software_latency_(software_latency),
+      waiting_(plan_->dependency_counts()),
+      gated_by_(plan_->participants()),
+      obligations_(plan_->participants(), 0),
+      done_(plan_->participants()),
+      joined_(plan_->participants(), false) {
+  for (TransferId id = 0; id < plan_->size(); ++id) {
+    const PlanTransfer& t = plan_->transfer(id);
+    for (const int p : {t.sender, t.receiver}) {
+      if (p < 0) continue;
+      ++waiting_[id];
+      gated_by_[p].push_back(id);
+    }
+    if (t.sender >= 0) ++obligations_[t.sender];
+    if (t.receiver >= 0) ++obligations_[t.receiver];
+    // A transfer between the same participant's ends waits for one join only.
+    if (t.sender >= 0 && t.sender == t.receiver) {
+      --waiting_[id];
+      gated_by_[t.sender].pop_back();
+    }
+  }
+}
+
+void PlanCollective::join(int participant, std::function<void()> done) {
+  TRAINSIM_ASSERT(participant >= 0 && participant < plan_->participants(), "unknown participant");
+  TRAINSIM_ASSERT(!joined_[participant], "participant joined twice");
+  joined_[participant] = true;
+  done_[participant] = std::move(done);
+  sim_.schedule_in(software_latency_, [this, participant] {
+    for (const TransferId id : gated_by_[participant]) release(id);
+    settle(participant);
+  });
+}
+
+void PlanCollective::release(TransferId id) {
+  TRAINSIM_ASSERT(waiting_[id] > 0, "transfer released twice");
+  if (--waiting_[id] == 0) start(id);
+}
+
+void PlanCollective::start(TransferId id) {
+  const PlanTransfer& t = plan_->transfer(id);
+  network_.start(
+      t.from, t.to, t.bytes,
+      [this, id] {
+        const PlanTransfer& t = plan_->transfer(id);
+        for (const TransferId next : plan_->arrival_successors(id)) release(next);
+        if (t.receiver >= 0) {
+          --obligations_[t.receiver];
+          settle(t.receiver);
+        }
+      },
+      [this, id] {
+        const PlanTransfer& t = plan_->transfer(id);
+        for (const TransferId next : plan_->transmission_successors(id)) release(next);
+        if (t.sender >= 0) {
+          --obligations_[t.sender];
+          settle(t.sender);
+        }
+      },
+      t.rate_cap);
+}
+
+void PlanCollective::settle(int participant) {
+  if (obligations_[participant] == 0 && done_[participant]) {
+    auto done = std::move(done_[participant]);
+    done_[participant] = nullptr;
+    done();
+  }
+}
+
+Time plan_time(Router& router, const CollectivePlan& plan) {
+  const std::size_t n = plan.size();
+  // Flows per (stage, link): the share each transfer of that stage gets.
+  std::unordered_map<std::uint64_t, std::uint32_t> load;
+  std::vector<RouteId> routes(n);
+  for (TransferId id = 0; id < n; ++id) {
+    const PlanTransfer& t = plan.transfer(id);
+    routes[id] = router.route(t.from, t.to);
+    if (t.bytes == 0.0) continue;
+    for (const LinkId l : router.links(routes[id])) {
+      ++load[(static_cast<std::uint64_t>(t.stage) << 32) | l];
+    }
+  }
+  std::vector<Time> ready(n, 0);
+  Time finish = 0;
+  for (TransferId id = 0; id < n; ++id) {
+    const PlanTransfer& t = plan.transfer(id);
+    double rate = t.rate_cap;
+    if (t.bytes > 0.0) {
+      for (const LinkId l : router.links(routes[id])) {
+        // Same arithmetic as the max-min solver's fair share.
+        const double share = router.topology().link(l).bandwidth_bytes_per_s /
+                             load[(static_cast<std::uint64_t>(t.stage) << 32) | l];
+        rate = std::min(rate, share);
+      }
+    }
+    const Time transmitted =
+        ready[id] + (t.bytes == 0.0 || router.links(routes[id]).empty() ? 0 : transfer_time(t.bytes, rate));
+    const Time arrived = transmitted + router.latency(routes[id]);
+    finish = std::max(finish, arrived);
+    for (const TransferId next : plan.transmission_successors(id)) {
+      ready[next] = std::max(ready[next], transmitted);
+    }
+    for (const TransferId next : plan.arrival_successors(id)) {
+      ready[next] = std::max(ready[next], arrived);
+    }
+  }
+  return finish;
+}
+
+}  // namespace trainsim::models

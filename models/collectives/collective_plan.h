@@ -1,0 +1,100 @@
+// A collective as a DAG of transfers between vertices of the fabric, with the dependencies of the
+// algorithm that produced it. A transfer starts once its sender and receiver have joined the
+// collective (plus the algorithm's software latency) and every transfer it depends on has arrived
+// (data dependency) or has been transmitted (the sender finishes one send before the next).
+// The same plan runs two ways:
+//   PlanCollective    every transfer a flow on the FlowNetwork (contention is real)
+//   plan_time()       fixed alpha-beta cost per transfer: route latency + bytes over the
+//                     bandwidth share it would get if all transfers of its stage ran together;
+//                     equal to the flow model when those shares hold (nothing else contends).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "engine/flow_network.h"
+#include "models/collectives/collective.h"
+
+namespace trainsim::models {
+
+using TransferId = std::uint32_t;
+
+struct PlanTransfer {
+  VertexId from = 0;
+  VertexId to = 0;
+  double bytes = 0.0;
+  int sender = -1;          // participant that must have joined (-1: none, e.g. a switch)
+  int receiver = -1;        // participant that receives (-1: none)
+  std::uint32_t stage = 0;  // transfers of one stage are assumed concurrent by plan_time()
+  double rate_cap = FlowNetwork::kUncapped;
+};
+
+class CollectivePlan {
+ public:
+  explicit CollectivePlan(int participants) : participants_(participants) {}
+
+  TransferId add(const PlanTransfer& transfer);
+  // `after` starts only once `before` has arrived / has been transmitted. Dependencies point
+  // forward (before < after), so plans are acyclic by construction.
+  void after_arrival(TransferId before, TransferId after);
+  void after_transmission(TransferId before, TransferId after);
+
+  int participants() const { return participants_; }
+  std::size_t size() const { return transfers_.size(); }
+  const PlanTransfer& transfer(TransferId id) const { return transfers_[id]; }
+  const std::vector<TransferId>& arrival_successors(TransferId id) const { return on_arrival_[id]; }
+  const std::vector<TransferId>& transmission_successors(TransferId id) const {
+    return on_transmission_[id];
+  }
+  const std::vector<std::uint32_t>& dependency_counts() const { return dependencies_; }
+
+ private:
+  int participants_;
+  std::vector<PlanTransfer> transfers_;
+  std::vector<std::vector<TransferId>> on_arrival_;
+  std::vector<std::vector<TransferId>> on_transmission_;
+  std::vector<std::uint32_t> dependencies_;
+};
+
+// Adds a transfer of `bytes` that is pipelined behind `upstream` transfers in chunks of `chunk`
+// bytes: its first chunk may leave once the first chunk of every upstream transfer has arrived,
+// and its last chunk only after all upstream data has arrived. Modelled as three transfers (head
+// chunk, body, tail chunk) so that a chain of k hops takes about k (chunk/B + alpha) + bytes/B,
+// with the slowest hop setting the rate. Returns the pipelined transfer's (head, last) ids.
+struct PipelinedTransfer {
+  TransferId head;
+  TransferId last;
+};
+PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, double chunk,
+                                const std::vector<PipelinedTransfer>& upstream);
+
+// Runs a plan as flows. Participants join with Collective::join().
+class PlanCollective final : public Collective {
+ public:
+  PlanCollective(Simulation& simulation, FlowNetwork& network,
+                 std::shared_ptr<const CollectivePlan> plan, Time software_latency);
+  void join(int participant, std::function<void()> done) override;
+
+ private:
+  void release(TransferId id);
+  void start(TransferId id);
+  void settle(int participant);
+
+  Simulation& sim_;
+  FlowNetwork& network_;
+  std::shared_ptr<const CollectivePlan> plan_;
+  Time software_latency_;
+  std::vector<std::uint32_t> waiting_;  // per transfer: dependencies + joins still missing
+  std::vector<std::vector<TransferId>> gated_by_;  // per participant: transfers awaiting its join
+  std::vector<std::uint32_t> obligations_;  // per participant: sends + receives not yet finished
+  std::vector<std::function<void()>> done_;
+  std::vector<bool> joined_;
+};
+
+// Analytic time of a plan when every participant joins at time 0 (software latency not included).
+Time plan_time(Router& router, const CollectivePlan& plan);
+
+}  // namespace trainsim::models
