@@ -34,7 +34,7 @@ void CollectivePlan::after_transmission(TransferId before, TransferId after) {
 PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, double chunk,
                                 const std::vector<PipelinedTransfer>& upstream) {
   const double bytes = transfer.bytes;
-  if (bytes <= chunk || (upstream.empty() && bytes <= 2 * chunk)) {
+  if (bytes <= 2 * chunk) {
     // Too small to pipeline: store and forward.
     const TransferId only = plan.add(transfer);
     for (const auto& u : upstream) plan.after_arrival(u.last, only);
@@ -165,7 +165,8 @@ Time plan_time(Router& router, const CollectivePlan& plan) {
       }
     }
     const Time transmitted =
-        ready[id] + (t.bytes == 0.0 || router.links(routes[id]).empty() ? 0 : transfer_time(t.bytes, rate));
+        ready[id] +
+        (t.bytes == 0.0 || router.links(routes[id]).empty() ? 0 : transfer_time(t.bytes, rate));
     const Time arrived = transmitted + router.latency(routes[id]);
     finish = std::max(finish, arrived);
     for (const TransferId next : plan.transmission_successors(id)) {

@@ -21,7 +21,8 @@ RingOrders make_node_rings(int nodes, int gpus_per_node, int channels) {
 }
 
 RingSchedule ring_all_reduce_schedule(double bytes, int participants, int channels) {
-  return RingSchedule{2 * (participants - 1), bytes / (static_cast<double>(channels) * participants)};
+  return RingSchedule{2 * (participants - 1),
+                      bytes / (static_cast<double>(channels) * participants)};
 }
 
 RingCollective::RingCollective(Simulation& simulation, FlowNetwork& network,

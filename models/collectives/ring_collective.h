@@ -1,9 +1,10 @@
 // Ring collectives, as NCCL runs them: the buffer is split over C channels, each a ring through
 // all P participants in its own order. Each channel moves its share in a number of steps, sending
 // one chunk to the next participant per step: all-reduce takes 2(P-1) steps (P-1 reduce-scatter,
-// P-1 all-gather) of bytes / (C P); all-gather and reduce-scatter P-1 steps of the same chunk. A participant sends step k+1 once it has received step k from its
-// predecessor and its own step-k chunk has left it (transmitted; the hop latency overlaps the next
-// send, as NCCL's pipelined protocols do), so a slow hop throttles the whole ring.
+// P-1 all-gather) of bytes / (C P); all-gather and reduce-scatter P-1 steps of the same chunk. A
+// participant sends step k+1 once it has received step k from its predecessor and its own step-k
+// chunk has left it (transmitted; the hop latency overlaps the next send, as NCCL's pipelined
+// protocols do), so a slow hop throttles the whole ring.
 //
 // Uncontended, with every hop alike, an all-reduce takes 2(P-1)(alpha + S/(P B)) where alpha is
 // the hop latency and B the bandwidth each participant has for it.
@@ -26,8 +27,8 @@ using RingOrders = std::vector<std::vector<int>>;
 RingOrders make_node_rings(int nodes, int gpus_per_node, int channels);
 
 struct RingSchedule {
-  int steps = 0;              // per channel
-  double chunk_bytes = 0.0;   // sent per step per channel
+  int steps = 0;                             // per channel
+  double chunk_bytes = 0.0;                  // sent per step per channel
   double rate_cap = FlowNetwork::kUncapped;  // per flow (one channel's throughput limit)
 };
 

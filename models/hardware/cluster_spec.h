@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/units.h"
+#include "models/collectives/collective_tuning.h"
 #include "models/hardware/dtype.h"
 
 namespace trainsim::models {
@@ -42,6 +43,8 @@ struct IntraNodeSpec {
   // joined pairwise by `switch_link`.
   int pcie_switches = 1;
   LinkClassSpec switch_link;
+  // NVSwitch only: the switch can reduce in-network (NVLink SHARP, third-generation NVSwitch).
+  bool nvls = false;
 };
 
 struct NicSpec {
@@ -73,6 +76,7 @@ struct ClusterSpec {
   IntraNodeSpec intra_node;
   NicSpec nic;
   NetworkSpec network;
+  CollectiveTuning collectives;
 };
 
 }  // namespace trainsim::models

@@ -42,6 +42,7 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
     }
     if (spec.intra_node.fabric == IntraNodeFabric::kNvSwitch) {
       const VertexId nvswitch = t.add_vertex(prefix + "nvswitch", true);
+      out.nvswitch_vertices.push_back(nvswitch);
       for (const VertexId g : local)
         add_link_class(t, g, nvswitch, spec.intra_node.gpu_link, "nvlink");
     } else {

@@ -1,0 +1,50 @@
+// Every collective operation lowered to transfers on a cluster's fabric, by algorithm, in two
+// forms that agree when nothing else contends: a Collective running as flows on the FlowNetwork,
+// and an analytic time. A picker chooses, per operation and size, the algorithm with the smallest
+// analytic time, the way NCCL's tuning model picks among its algorithms (latency per algorithm plus
+// per-hop latencies, bandwidth per algorithm).
+//
+// Participants are all GPUs of the cluster, in rank order (node-major). Sizes follow nccl-tests:
+// `bytes` is the larger of one rank's send and receive buffers (collective_op.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/flow_network.h"
+#include "models/collectives/collective.h"
+#include "models/collectives/collective_op.h"
+#include "models/collectives/collective_tuning.h"
+#include "models/hardware/cluster_spec.h"
+#include "models/hardware/cluster_topology.h"
+
+namespace trainsim::models {
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  double bytes = 0.0;
+  int root = 0;  // broadcast and reduce
+};
+
+// Algorithms that can run `op` on `nodes` nodes of this cluster, in the order the picker tries
+// them (the first wins ties).
+std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec& cluster,
+                                             int nodes);
+bool is_applicable(Algorithm algorithm, CollectiveOp op, const ClusterSpec& cluster, int nodes);
+
+// Analytic time of the request, software latency included, all participants joining at once.
+Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
+                              const ClusterTopology& topology, const CollectiveRequest& request);
+
+// The request as flows. Objects referenced must outlive the simulation's run.
+std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
+                                                 const ClusterSpec& cluster,
+                                                 const ClusterTopology& topology,
+                                                 const CollectiveRequest& request);
+
+// The applicable algorithm with the smallest analytic time for `op` of `bytes`.
+Algorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
+                         const ClusterTopology& topology, CollectiveOp op, double bytes);
+
+}  // namespace trainsim::models

@@ -1,0 +1,53 @@
+// Collective algorithms and the per-algorithm figures that calibration fits: the software latency
+// an operation pays once (kernel launch, setup; NCCL's "base latency"), the fraction of the links'
+// effective bandwidth it reaches, and how many channels (NCCL thread blocks, each with a
+// throughput limit) it spreads a message over. Per-hop latency and bandwidth come from the links.
+#pragma once
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "engine/units.h"
+
+namespace trainsim::models {
+
+enum class Algorithm {
+  kRing,  // ring (all-reduce, all-gather, reduce-scatter); pipelined chain (broadcast, reduce)
+  kTree,  // double binary tree across nodes, chains inside nodes (all-reduce)
+  kNvls,  // in-switch reduction on NVSwitch (NVLink SHARP) inside one node (all-reduce)
+  kHierarchical,  // reduce-scatter in node, all-reduce across nodes, all-gather in node
+  kDirect,        // all-to-all with one flow per pair
+  kTwoD,          // all-to-all: aggregate inside the node, exchange among same-local-rank GPUs
+  kP2p,           // point-to-point send/receive
+};
+
+std::string_view algorithm_name(Algorithm algorithm);
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+const std::vector<Algorithm>& all_algorithms();
+
+struct AlgorithmTuning {
+  Time software_latency = 0;
+  double efficiency = 1.0;
+  // Channels: a message of S bytes uses clamp(ceil(S / bytes_per_channel), 1, max_channels)
+  // channels, each at most channel_bandwidth. bytes_per_channel 0 means always max_channels;
+  // max_channels 0 means the algorithm's own count (rings: one per NIC of a node, at least 1).
+  double channel_bandwidth = std::numeric_limits<double>::infinity();
+  double bytes_per_channel = 0.0;
+  int max_channels = 0;
+
+  int channels(double bytes, int default_channels) const;
+};
+
+struct CollectiveTuning {
+  std::map<Algorithm, AlgorithmTuning> algorithms;  // absent: defaults below
+  double pipeline_chunk_bytes = 512.0 * 1024.0;     // chunk of pipelined algorithms
+
+  // The tuning of an algorithm: as configured, else the defaults (no software latency, full
+  // efficiency, no channel limit).
+  AlgorithmTuning of(Algorithm algorithm) const;
+};
+
+}  // namespace trainsim::models
