@@ -4,7 +4,6 @@
 #include <limits>
 #include <string>
 
-#include <boost/container/small_vector.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 
@@ -39,27 +38,15 @@ struct TransitFilter {
 
 using Filtered = boost::filtered_graph<Graph, TransitFilter>;
 
-class DagRecorder : public boost::default_bfs_visitor {
+class DistanceRecorder : public boost::default_bfs_visitor {
  public:
-  DagRecorder(std::vector<std::int32_t>& distance,
-              std::vector<boost::container::small_vector<LinkId, 2>>& preds)
-      : distance_(distance), preds_(preds) {}
-
+  explicit DistanceRecorder(std::vector<std::int32_t>& distance) : distance_(distance) {}
   void tree_edge(const Edge& e, const Filtered& g) const {
-    const auto u = boost::source(e, g);
-    const auto v = boost::target(e, g);
-    distance_[v] = distance_[u] + 1;
-    preds_[v].push_back(g[e].link);
-  }
-  void non_tree_edge(const Edge& e, const Filtered& g) const {
-    const auto u = boost::source(e, g);
-    const auto v = boost::target(e, g);
-    if (distance_[v] == distance_[u] + 1) preds_[v].push_back(g[e].link);
+    distance_[boost::target(e, g)] = distance_[boost::source(e, g)] + 1;
   }
 
  private:
   std::vector<std::int32_t>& distance_;
-  std::vector<boost::container::small_vector<LinkId, 2>>& preds_;
 };
 
 }  // namespace
@@ -75,24 +62,27 @@ const Router::ShortestPathDag& Router::dag_from(VertexId src) {
   auto dag = std::make_unique<ShortestPathDag>();
   dag->distance.assign(n, ShortestPathDag::kUnreached);
   dag->distance[src] = 0;
-  std::vector<boost::container::small_vector<LinkId, 2>> preds(n);
-
   Filtered filtered(topology_.graph(), TransitFilter{&topology_, src});
-  DagRecorder recorder(dag->distance, preds);
-  boost::breadth_first_search(filtered, src, boost::visitor(recorder));
+  boost::breadth_first_search(filtered, src, boost::visitor(DistanceRecorder(dag->distance)));
 
-  dag->pred_begin.resize(n + 1);
-  std::uint32_t total = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    dag->pred_begin[v] = total;
-    total += static_cast<std::uint32_t>(preds[v].size());
+  // A link u -> v is on some minimum-hop path iff u may forward (transit or the source) and
+  // d(v) = d(u) + 1. Collect those per target vertex (counting sort; link ids ascend within a
+  // vertex, so the hash picks the same path whatever order BFS visited them in).
+  const auto& links = topology_.links();
+  auto on_dag = [&](const Link& link) {
+    const auto du = dag->distance[link.from];
+    return du != ShortestPathDag::kUnreached && dag->distance[link.to] == du + 1 &&
+           (link.from == src || topology_.vertex(link.from).transit);
+  };
+  dag->pred_begin.assign(n + 1, 0);
+  for (const Link& link : links) {
+    if (on_dag(link)) ++dag->pred_begin[link.to + 1];
   }
-  dag->pred_begin[n] = total;
-  dag->pred_links.reserve(total);
-  for (auto& p : preds) {
-    // Link ids in increasing order, so the hash picks the same path whatever order BFS found them.
-    std::sort(p.begin(), p.end());
-    dag->pred_links.insert(dag->pred_links.end(), p.begin(), p.end());
+  for (std::size_t v = 0; v < n; ++v) dag->pred_begin[v + 1] += dag->pred_begin[v];
+  dag->pred_links.resize(dag->pred_begin[n]);
+  std::vector<std::uint32_t> fill(dag->pred_begin.begin(), dag->pred_begin.end() - 1);
+  for (LinkId l = 0; l < links.size(); ++l) {
+    if (on_dag(links[l])) dag->pred_links[fill[links[l].to]++] = l;
   }
   if (dag_order_.size() == kCachedSources) {
     dags_[dag_order_.front()].reset();

@@ -31,5 +31,6 @@ std::string resolve_config_path(const std::string& path);
 std::vector<int> parse_node_list(const std::string& text);
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

@@ -311,6 +311,7 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
     case Algorithm::kHierarchical:
       TRAINSIM_ASSERT(false, "hierarchical is not a single plan");
   }
+  plan->finalize();
   return plan;
 }
 
@@ -373,26 +374,42 @@ std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec&
 }
 
 Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
-                              const ClusterTopology& topology, const CollectiveRequest& request) {
+                              const ClusterTopology& topology, const CollectiveRequest& request,
+                              AnalyticCache* cache) {
+  // Ring shapes depend on the group and channel count only; cache them when asked to.
+  auto shape = [&](const std::string& key, const std::vector<VertexId>& vertices,
+                   const RingOrders& rings) -> RingShape {
+    if (!cache) return ring_shape(router, vertices, rings);
+    auto it = cache->rings.find(key);
+    if (it == cache->rings.end())
+      it = cache->rings.emplace(key, ring_shape(router, vertices, rings)).first;
+    return it->second;
+  };
   TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
                   "algorithm does not apply");
   const AlgorithmTuning tuning = cluster.collectives.of(request.algorithm);
   if (topology.gpu_count() == 1) return tuning.software_latency;
   if (uses_ring_driver(request)) {
     const RingPart part = ring_part(cluster, topology, request, tuning);
+    const std::string key = "all/" + std::to_string(part.rings.size());
     return tuning.software_latency +
-           ring_collective_time(router, topology.gpu_vertices, part.rings, part.schedule);
+           ring_collective_time(shape(key, topology.gpu_vertices, part.rings), part.schedule);
   }
   if (request.algorithm == Algorithm::kHierarchical) {
     Time total = tuning.software_latency;
+    int phase_index = 0;
     for (const auto& phase : hierarchical_phases(cluster, topology.nodes, request.bytes, tuning)) {
       Time slowest = 0;
+      int group = 0;
       for (const auto& members : phase.groups) {
-        slowest = std::max(
-            slowest, ring_collective_time(router, vertices_of(topology, members),
-                                          phase_rings(phase, members.size()), phase.schedule));
+        const std::string key = "h" + std::to_string(phase_index) + "/" + std::to_string(group++) +
+                                "/" + std::to_string(phase.channels);
+        slowest = std::max(slowest, ring_collective_time(shape(key, vertices_of(topology, members),
+                                                               phase_rings(phase, members.size())),
+                                                         phase.schedule));
       }
       total += slowest;
+      ++phase_index;
     }
     return total;
   }
@@ -435,20 +452,21 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
       simulation, network, build_plan(cluster, topology, request, tuning), tuning.software_latency);
 }
 
-Algorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
-                         const ClusterTopology& topology, CollectiveOp op, double bytes) {
+PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
+                               const ClusterTopology& topology, CollectiveOp op, double bytes,
+                               AnalyticCache* cache) {
   const auto candidates = applicable_algorithms(op, cluster, topology.nodes);
   TRAINSIM_ASSERT(!candidates.empty(), "no algorithm for this collective");
   Algorithm best = candidates.front();
   Time best_time = kTimeMax;
   for (const Algorithm a : candidates) {
-    const Time t = analytic_collective_time(router, cluster, topology, {op, a, bytes});
+    const Time t = analytic_collective_time(router, cluster, topology, {op, a, bytes}, cache);
     if (t < best_time) {
       best_time = t;
       best = a;
     }
   }
-  return best;
+  return {best, best_time};
 }
 
 }  // namespace trainsim::models

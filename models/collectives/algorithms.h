@@ -8,13 +8,16 @@
 // `bytes` is the larger of one rank's send and receive buffers (collective_op.h).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/flow_network.h"
 #include "models/collectives/collective.h"
 #include "models/collectives/collective_op.h"
 #include "models/collectives/collective_tuning.h"
+#include "models/collectives/ring_collective.h"
 #include "models/hardware/cluster_spec.h"
 #include "models/hardware/cluster_topology.h"
 
@@ -33,9 +36,16 @@ std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec&
                                              int nodes);
 bool is_applicable(Algorithm algorithm, CollectiveOp op, const ClusterSpec& cluster, int nodes);
 
+// Size-independent parts of analytic times (ring shapes), reused over a size sweep. Valid for
+// one (cluster, topology, router) triple.
+struct AnalyticCache {
+  std::map<std::string, RingShape> rings;
+};
+
 // Analytic time of the request, software latency included, all participants joining at once.
 Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
-                              const ClusterTopology& topology, const CollectiveRequest& request);
+                              const ClusterTopology& topology, const CollectiveRequest& request,
+                              AnalyticCache* cache = nullptr);
 
 // The request as flows. Objects referenced must outlive the simulation's run.
 std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
@@ -43,8 +53,13 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
                                                  const ClusterTopology& topology,
                                                  const CollectiveRequest& request);
 
-// The applicable algorithm with the smallest analytic time for `op` of `bytes`.
-Algorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
-                         const ClusterTopology& topology, CollectiveOp op, double bytes);
+// The applicable algorithm with the smallest analytic time for `op` of `bytes`, and that time.
+struct PickedAlgorithm {
+  Algorithm algorithm;
+  Time analytic_time;
+};
+PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
+                               const ClusterTopology& topology, CollectiveOp op, double bytes,
+                               AnalyticCache* cache = nullptr);
 
 }  // namespace trainsim::models

@@ -164,10 +164,13 @@ TEST(AlgorithmsTest, PickerTakesTheFastestApplicableAlgorithm) {
   spec.collectives.algorithms[Algorithm::kNvls] = nvls;
   const ClusterTopology topology = build_cluster_topology(spec, 1);
   Router router(topology.topology);
-  EXPECT_EQ(pick_algorithm(router, spec, topology, CollectiveOp::kAllReduce, 1e3),
+  EXPECT_EQ(pick_algorithm(router, spec, topology, CollectiveOp::kAllReduce, 1e3).algorithm,
             Algorithm::kRing);
-  EXPECT_EQ(pick_algorithm(router, spec, topology, CollectiveOp::kAllReduce, 1e10),
-            Algorithm::kNvls);
+  const auto large = pick_algorithm(router, spec, topology, CollectiveOp::kAllReduce, 1e10);
+  EXPECT_EQ(large.algorithm, Algorithm::kNvls);
+  EXPECT_EQ(large.analytic_time,
+            analytic_collective_time(router, spec, topology,
+                                     {CollectiveOp::kAllReduce, Algorithm::kNvls, 1e10}));
   for (const Algorithm a : applicable_algorithms(CollectiveOp::kAllReduce, spec, 1)) {
     const Time t =
         analytic_collective_time(router, spec, topology, {CollectiveOp::kAllReduce, a, 1e10});

@@ -1,7 +1,6 @@
 #include "models/collectives/collective_plan.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <utility>
 
 #include "engine/check.h"
@@ -12,23 +11,45 @@ TransferId CollectivePlan::add(const PlanTransfer& transfer) {
   TRAINSIM_ASSERT(transfer.sender < participants_ && transfer.receiver < participants_,
                   "transfer of an unknown participant");
   TRAINSIM_ASSERT(transfer.bytes >= 0.0, "negative transfer size");
+  TRAINSIM_ASSERT(!finalized_, "plan changed after finalize()");
   transfers_.push_back(transfer);
-  on_arrival_.emplace_back();
-  on_transmission_.emplace_back();
   dependencies_.push_back(0);
   return static_cast<TransferId>(transfers_.size() - 1);
 }
 
 void CollectivePlan::after_arrival(TransferId before, TransferId after) {
   TRAINSIM_ASSERT(before < after && after < transfers_.size(), "dependency must point forward");
-  on_arrival_[before].push_back(after);
+  arrival_.edges.emplace_back(before, after);
   ++dependencies_[after];
 }
 
 void CollectivePlan::after_transmission(TransferId before, TransferId after) {
   TRAINSIM_ASSERT(before < after && after < transfers_.size(), "dependency must point forward");
-  on_transmission_[before].push_back(after);
+  transmission_.edges.emplace_back(before, after);
   ++dependencies_[after];
+}
+
+void CollectivePlan::build(Successors& s, std::size_t n) {
+  s.begin.assign(n + 1, 0);
+  for (const auto& [before, after] : s.edges) ++s.begin[before + 1];
+  for (std::size_t i = 0; i < n; ++i) s.begin[i + 1] += s.begin[i];
+  s.after.resize(s.edges.size());
+  std::vector<std::uint32_t> fill(s.begin.begin(), s.begin.end() - 1);
+  for (const auto& [before, after] : s.edges) s.after[fill[before]++] = after;
+  s.edges.clear();
+  s.edges.shrink_to_fit();
+}
+
+void CollectivePlan::finalize() {
+  TRAINSIM_ASSERT(!finalized_, "plan finalized twice");
+  build(arrival_, transfers_.size());
+  build(transmission_, transfers_.size());
+  finalized_ = true;
+}
+
+std::span<const TransferId> CollectivePlan::successors(const Successors& s, TransferId id) const {
+  TRAINSIM_ASSERT(finalized_, "plan used before finalize()");
+  return {s.after.data() + s.begin[id], s.begin[id + 1] - s.begin[id]};
 }
 
 PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, double chunk,
@@ -140,33 +161,39 @@ void PlanCollective::settle(int participant) {
 
 Time plan_time(Router& router, const CollectivePlan& plan) {
   const std::size_t n = plan.size();
-  // Flows per (stage, link): the share each transfer of that stage gets.
-  std::unordered_map<std::uint64_t, std::uint32_t> load;
+  // Flows per (stage, link): the share each transfer of that stage gets. Keys sorted once and
+  // counted by range (cheaper than a hash map for these sizes).
+  std::vector<std::uint64_t> keys;
   std::vector<RouteId> routes(n);
   for (TransferId id = 0; id < n; ++id) {
     const PlanTransfer& t = plan.transfer(id);
     routes[id] = router.route(t.from, t.to);
     if (t.bytes == 0.0) continue;
     for (const LinkId l : router.links(routes[id])) {
-      ++load[(static_cast<std::uint64_t>(t.stage) << 32) | l];
+      keys.push_back((static_cast<std::uint64_t>(t.stage) << 32) | l);
     }
   }
+  std::sort(keys.begin(), keys.end());
+  auto load_of = [&keys](std::uint64_t key) {
+    const auto range = std::equal_range(keys.begin(), keys.end(), key);
+    return static_cast<double>(range.second - range.first);
+  };
   std::vector<Time> ready(n, 0);
   Time finish = 0;
   for (TransferId id = 0; id < n; ++id) {
     const PlanTransfer& t = plan.transfer(id);
     double rate = t.rate_cap;
+    const auto links = router.links(routes[id]);
     if (t.bytes > 0.0) {
-      for (const LinkId l : router.links(routes[id])) {
+      for (const LinkId l : links) {
         // Same arithmetic as the max-min solver's fair share.
         const double share = router.topology().link(l).bandwidth_bytes_per_s /
-                             load[(static_cast<std::uint64_t>(t.stage) << 32) | l];
+                             load_of((static_cast<std::uint64_t>(t.stage) << 32) | l);
         rate = std::min(rate, share);
       }
     }
     const Time transmitted =
-        ready[id] +
-        (t.bytes == 0.0 || router.links(routes[id]).empty() ? 0 : transfer_time(t.bytes, rate));
+        ready[id] + (t.bytes == 0.0 || links.empty() ? 0 : transfer_time(t.bytes, rate));
     const Time arrived = transmitted + router.latency(routes[id]);
     finish = std::max(finish, arrived);
     for (const TransferId next : plan.transmission_successors(id)) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/flow_network.h"
@@ -42,21 +43,36 @@ class CollectivePlan {
   void after_arrival(TransferId before, TransferId after);
   void after_transmission(TransferId before, TransferId after);
 
+  // Freezes the plan: builds the successor lists. Call once, after the last add.
+  void finalize();
+
   int participants() const { return participants_; }
   std::size_t size() const { return transfers_.size(); }
   const PlanTransfer& transfer(TransferId id) const { return transfers_[id]; }
-  const std::vector<TransferId>& arrival_successors(TransferId id) const { return on_arrival_[id]; }
-  const std::vector<TransferId>& transmission_successors(TransferId id) const {
-    return on_transmission_[id];
+  std::span<const TransferId> arrival_successors(TransferId id) const {
+    return successors(arrival_, id);
+  }
+  std::span<const TransferId> transmission_successors(TransferId id) const {
+    return successors(transmission_, id);
   }
   const std::vector<std::uint32_t>& dependency_counts() const { return dependencies_; }
 
  private:
+  // Successor lists of every transfer in one array (CSR), built by finalize().
+  struct Successors {
+    std::vector<std::pair<TransferId, TransferId>> edges;  // (before, after) until finalize()
+    std::vector<std::uint32_t> begin;
+    std::vector<TransferId> after;
+  };
+  std::span<const TransferId> successors(const Successors& s, TransferId id) const;
+  static void build(Successors& s, std::size_t n);
+
   int participants_;
   std::vector<PlanTransfer> transfers_;
-  std::vector<std::vector<TransferId>> on_arrival_;
-  std::vector<std::vector<TransferId>> on_transmission_;
+  Successors arrival_;
+  Successors transmission_;
   std::vector<std::uint32_t> dependencies_;
+  bool finalized_ = false;
 };
 
 // Adds a transfer of `bytes` that is pipelined behind `upstream` transfers in chunks of `chunk`

@@ -1,6 +1,8 @@
 #include "models/collectives/ring_collective.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 
 #include "engine/check.h"
@@ -120,48 +122,114 @@ void RingCollective::check_done(int participant) {
   }
 }
 
-Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
-                          const RingOrders& rings, const RingSchedule& schedule) {
+namespace {
+
+using Hop = RingShape::Hop;
+
+bool hop_less(const Hop& a, const Hop& b) {
+  return a.share < b.share || (a.share == b.share && a.latency < b.latency);
+}
+
+// Start of the lexicographically least rotation of `hops` (Booth's algorithm, linear time).
+std::size_t least_rotation(const std::vector<Hop>& hops) {
+  const std::size_t n = hops.size();
+  std::size_t i = 0, j = 1, k = 0;
+  while (i < n && j < n && k < n) {
+    const Hop& a = hops[(i + k) % n];
+    const Hop& b = hops[(j + k) % n];
+    if (a == b) {
+      ++k;
+      continue;
+    }
+    if (hop_less(b, a)) {
+      i += k + 1;
+    } else {
+      j += k + 1;
+    }
+    if (i == j) ++j;
+    k = 0;
+  }
+  return std::min(i, j);
+}
+
+// The ring schedule with fixed per-hop costs: position i sends step k at start[i]; its chunk
+// leaves at start[i] + transmit[i] and reaches position i+1 a latency later. Step k+1 needs both.
+Time ring_finish(const std::vector<Time>& transmit, const std::vector<Hop>& hops, int steps) {
+  const std::size_t p = hops.size();
+  std::vector<Time> start(p, 0);
+  std::vector<Time> arrive(p, 0);
+  for (int k = 0; k < steps; ++k) {
+    for (std::size_t i = 0; i + 1 < p; ++i)
+      arrive[i + 1] = start[i] + transmit[i] + hops[i].latency;
+    arrive[0] = start[p - 1] + transmit[p - 1] + hops[p - 1].latency;
+    for (std::size_t i = 0; i < p; ++i) start[i] = std::max(start[i] + transmit[i], arrive[i]);
+  }
+  Time finish = 0;
+  for (std::size_t i = 0; i < p; ++i) finish = std::max(finish, std::max(start[i], arrive[i]));
+  return finish;
+}
+
+}  // namespace
+
+RingShape ring_shape(Router& router, const std::vector<VertexId>& vertices,
+                     const RingOrders& rings) {
   const int p = static_cast<int>(vertices.size());
-  if (p <= 1 || schedule.steps == 0) return 0;
-  const double chunk = schedule.chunk_bytes;
-  // Flows per link in one step: every hop of every channel.
-  std::vector<std::vector<RouteId>> hops(rings.size());
-  std::vector<int> load(router.topology().link_count(), 0);
+  RingShape shape;
+  if (p <= 1) return shape;
+  // Flows per link in one step: every hop of every channel (sorted link ids, counted by range).
+  std::vector<std::vector<RouteId>> routes(rings.size());
+  std::vector<LinkId> used;
   for (std::size_t c = 0; c < rings.size(); ++c) {
     for (int i = 0; i < p; ++i) {
       const RouteId r = router.route(vertices[rings[c][i]], vertices[rings[c][(i + 1) % p]]);
-      hops[c].push_back(r);
-      for (const LinkId l : router.links(r)) ++load[l];
+      routes[c].push_back(r);
+      for (const LinkId l : router.links(r)) used.push_back(l);
     }
   }
-  const int steps = schedule.steps;
-  Time finish = 0;
-  std::vector<Time> transmit(p);
-  std::vector<Time> latency(p);
-  std::vector<Time> start(p, 0);
-  std::vector<Time> arrive(p);
+  std::sort(used.begin(), used.end());
+  auto load_of = [&used](LinkId l) {
+    const auto range = std::equal_range(used.begin(), used.end(), l);
+    return static_cast<double>(range.second - range.first);
+  };
   for (std::size_t c = 0; c < rings.size(); ++c) {
+    std::vector<Hop> hops(p);
     for (int i = 0; i < p; ++i) {
-      double rate = schedule.rate_cap;
-      for (const LinkId l : router.links(hops[c][i])) {
+      double share = std::numeric_limits<double>::infinity();
+      for (const LinkId l : router.links(routes[c][i])) {
         // Same arithmetic as the max-min solver's fair share, so the two agree to the picosecond.
-        rate = std::min(rate, router.topology().link(l).bandwidth_bytes_per_s / load[l]);
+        share = std::min(share, router.topology().link(l).bandwidth_bytes_per_s / load_of(l));
       }
-      transmit[i] = router.links(hops[c][i]).empty() ? 0 : transfer_time(chunk, rate);
-      latency[i] = router.latency(hops[c][i]);
-      start[i] = 0;
+      hops[i] = Hop{share, router.latency(routes[c][i])};
     }
-    for (int k = 0; k < steps; ++k) {
-      // Step k: position i sends at start[i]; its chunk leaves at start[i] + transmit[i] and
-      // reaches position i+1 a latency later. Step k+1 needs both.
-      for (int i = 0; i < p; ++i) arrive[(i + 1) % p] = start[i] + transmit[i] + latency[i];
-      for (int i = 0; i < p; ++i) start[i] = std::max(start[i] + transmit[i], arrive[i]);
+    // The schedule only depends on the cyclic sequence of hop costs: keep one channel of each
+    // rotation class (the usual case on symmetric fabrics is a single class).
+    std::rotate(hops.begin(), hops.begin() + static_cast<long>(least_rotation(hops)), hops.end());
+    if (std::find(shape.channels.begin(), shape.channels.end(), hops) == shape.channels.end()) {
+      shape.channels.push_back(std::move(hops));
     }
-    // After the last step every position has sent and received everything.
-    for (int i = 0; i < p; ++i) finish = std::max(finish, std::max(start[i], arrive[i]));
+  }
+  return shape;
+}
+
+Time ring_collective_time(const RingShape& shape, const RingSchedule& schedule) {
+  if (schedule.steps == 0) return 0;
+  Time finish = 0;
+  std::vector<Time> transmit;
+  for (const auto& hops : shape.channels) {
+    transmit.resize(hops.size());
+    for (std::size_t i = 0; i < hops.size(); ++i) {
+      const double rate = std::min(schedule.rate_cap, hops[i].share);
+      transmit[i] = std::isinf(hops[i].share) ? 0 : transfer_time(schedule.chunk_bytes, rate);
+    }
+    finish = std::max(finish, ring_finish(transmit, hops, schedule.steps));
   }
   return finish;
+}
+
+Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
+                          const RingOrders& rings, const RingSchedule& schedule) {
+  if (vertices.size() <= 1 || schedule.steps == 0) return 0;
+  return ring_collective_time(ring_shape(router, vertices, rings), schedule);
 }
 
 }  // namespace trainsim::models

@@ -79,4 +79,19 @@ class RingCollective final : public Collective {
 Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
                           const RingOrders& rings, const RingSchedule& schedule);
 
+// The size-independent part of that computation, to reuse over a size sweep: per distinct
+// channel (channels whose hop sequences are rotations of each other are kept once), each hop's
+// bandwidth share (bytes/s, infinite for an empty route) and route latency.
+struct RingShape {
+  struct Hop {
+    double share;
+    Time latency;
+    bool operator==(const Hop&) const = default;
+  };
+  std::vector<std::vector<Hop>> channels;
+};
+RingShape ring_shape(Router& router, const std::vector<VertexId>& vertices,
+                     const RingOrders& rings);
+Time ring_collective_time(const RingShape& shape, const RingSchedule& schedule);
+
 }  // namespace trainsim::models

@@ -55,10 +55,13 @@ IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
   intra.gpu_link = parse_link_class(map.required("gpu_link"));
   const auto switches = map.optional("pcie_switches");
   const auto switch_link = map.optional("switch_link");
+  const auto nvls = map.optional("nvls");
   if (intra.fabric == IntraNodeFabric::kNvSwitch) {
     if (switches) switches->fail("applies only to fabric: pcie");
     if (switch_link) switch_link->fail("applies only to fabric: pcie");
+    if (nvls) intra.nvls = nvls->as_bool();
   } else {
+    if (nvls) nvls->fail("applies only to fabric: nvswitch");
     if (switches) {
       intra.pcie_switches = static_cast<int>(switches->positive_integer());
       if (intra.pcie_switches > gpus_per_node) {
@@ -163,6 +166,43 @@ NetworkSpec parse_network(const ConfigNode& node) {
   return net;
 }
 
+AlgorithmTuning parse_algorithm_tuning(const ConfigNode& node) {
+  MapReader map(node);
+  AlgorithmTuning tuning;
+  if (auto v = map.optional("software_latency")) tuning.software_latency = parse_time(*v);
+  if (auto v = map.optional("efficiency")) tuning.efficiency = v->fraction();
+  if (auto v = map.optional("channel_bandwidth")) {
+    tuning.channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
+  }
+  if (auto v = map.optional("bytes_per_channel")) {
+    tuning.bytes_per_channel = v->nonnegative_quantity(Dimension::kBytes);
+  }
+  if (auto v = map.optional("max_channels")) {
+    tuning.max_channels = static_cast<int>(v->positive_integer());
+  }
+  map.finish();
+  return tuning;
+}
+
+CollectiveTuning parse_collective_tuning(const ConfigNode& node) {
+  MapReader map(node);
+  CollectiveTuning tuning;
+  if (auto v = map.optional("pipeline_chunk")) {
+    tuning.pipeline_chunk_bytes = v->positive_quantity(Dimension::kBytes);
+  }
+  if (auto algorithms = map.optional("algorithms")) {
+    MapReader algorithm_map(*algorithms);
+    for (const Algorithm a : all_algorithms()) {
+      if (auto v = algorithm_map.optional(algorithm_name(a))) {
+        tuning.algorithms[a] = parse_algorithm_tuning(*v);
+      }
+    }
+    algorithm_map.finish();
+  }
+  map.finish();
+  return tuning;
+}
+
 }  // namespace
 
 Dtype parse_dtype_node(const ConfigNode& node) {
@@ -196,6 +236,9 @@ ClusterSpec parse_cluster_spec(const ConfigNode& root) {
   const auto network = map.optional("network");
   if (nic) spec.nic = parse_nic(*nic, spec.gpus_per_node);
   if (network) spec.network = parse_network(*network);
+  if (auto collectives = map.optional("collectives")) {
+    spec.collectives = parse_collective_tuning(*collectives);
+  }
   if (spec.nodes > 1 && !nic) map.fail_missing("nic", "a cluster of several nodes needs NICs");
   if (spec.nodes > 1 && !network) {
     map.fail_missing("network", "a cluster of several nodes needs a network");

@@ -1,0 +1,343 @@
+// `trainsim collective`: predicts a collective's time over a size sweep and prints it in the exact
+// layout of nccl-tests (size, count, type, redop, root, time, algbw, busbw, #wrong, out-of-place
+// and in-place, "Avg bus bandwidth" footer), so a real log and a prediction can be diffed.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/collectives/algorithms.h"
+#include "models/config/cluster_config.h"
+#include "tools/cli.h"
+#include "tools/output_file.h"
+#include "tools/version.h"
+
+namespace trainsim::cli {
+
+namespace po = boost::program_options;
+using models::Algorithm;
+using models::CollectiveOp;
+
+namespace {
+
+struct DataType {
+  const char* name;
+  int bytes;
+};
+constexpr DataType kTypes[] = {{"int8", 1},   {"uint8", 1},    {"int32", 4},  {"uint32", 4},
+                               {"int64", 8},  {"uint64", 8},   {"half", 2},   {"float", 4},
+                               {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+
+po::options_description collective_options() {
+  po::options_description o("options");
+  // clang-format off
+  o.add_options()
+    ("help,h", "show this help")
+    ("cluster", po::value<std::string>()->default_value("configs/clusters/dgx-h100.yaml"),
+     "cluster spec (YAML)")
+    ("op", po::value<std::string>()->default_value("all_reduce"),
+     "all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce or sendrecv")
+    ("nodes", po::value<int>()->default_value(1), "nodes taking part")
+    ("gpus-per-node", po::value<int>(),
+     "GPUs taking part per node (default: all); each keeps its own NICs, e.g. 1 for a "
+     "one-GPU-per-node network test")
+    ("minbytes,b", po::value<std::string>()->default_value("32M"),
+     "smallest size, nccl-tests style: bytes with optional K, M, G (powers of 1024)")
+    ("maxbytes,e", po::value<std::string>()->default_value("32M"), "largest size")
+    ("stepfactor,f", po::value<int>()->default_value(2), "multiply the size by this each step")
+    ("datatype,d", po::value<std::string>()->default_value("float"),
+     "element type: float, double, half, bfloat16, int8, int32, ...; sets count and rounding")
+    ("root,r", po::value<int>()->default_value(0), "root rank (broadcast, reduce)")
+    ("algo", po::value<std::string>()->default_value("auto"),
+     "auto (fastest by the analytic model, per size), ring, tree, nvls, hierarchical, direct, "
+     "2d or p2p")
+    ("network", po::value<std::string>()->default_value("flow"),
+     "flow (every transfer a flow on the fabric) or analytic (alpha-beta, no contention)")
+    ("format", po::value<std::string>()->default_value("nccl-tests"),
+     "nccl-tests (the table nccl-tests prints), csv or json")
+    ("output,o", po::value<std::string>(), "write the result to FILE instead of standard output");
+  // clang-format on
+  return o;
+}
+
+// "8", "1K", "8M", "8G": powers of 1024, as nccl-tests parses -b/-e.
+long long parse_size(const std::string& flag, const std::string& text) {
+  if (text.empty()) throw UsageError(flag + ": empty size");
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    throw UsageError(flag + ": '" + text + "' is not a size");
+  }
+  const std::string suffix = text.substr(used);
+  long long multiplier = 1;
+  if (suffix == "K" || suffix == "k") {
+    multiplier = 1LL << 10;
+  } else if (suffix == "M" || suffix == "m") {
+    multiplier = 1LL << 20;
+  } else if (suffix == "G" || suffix == "g") {
+    multiplier = 1LL << 30;
+  } else if (!suffix.empty()) {
+    throw UsageError(flag + ": '" + text + "' has an unknown suffix (use K, M or G)");
+  }
+  if (value <= 0) throw UsageError(flag + ": size must be positive");
+  return value * multiplier;
+}
+
+// The cluster restricted to `gpus` GPUs per node: GPUs 0..gpus-1 keep their NICs; NICs left
+// without a GPU are removed.
+models::ClusterSpec with_gpus_per_node(models::ClusterSpec spec, int gpus) {
+  if (gpus == spec.gpus_per_node) return spec;
+  spec.gpus_per_node = gpus;
+  std::vector<std::vector<int>> kept;
+  for (const auto& list : spec.nic.gpus) {
+    std::vector<int> served;
+    for (const int g : list) {
+      if (g < gpus) served.push_back(g);
+    }
+    if (!served.empty()) kept.push_back(served);
+  }
+  spec.nic.gpus = kept;
+  spec.nic.count = static_cast<int>(kept.size());
+  if (spec.intra_node.pcie_switches > gpus) spec.intra_node.pcie_switches = gpus;
+  return spec;
+}
+
+struct Row {
+  long long size = 0;
+  long long count = 0;
+  Time time = 0;
+  double algbw = 0.0;  // GB/s
+  double busbw = 0.0;  // GB/s
+  Algorithm algorithm = Algorithm::kRing;
+};
+
+std::string time_field(double us) {
+  // nccl-tests: two decimals below 10 ms, one below 100 ms, none above.
+  char buffer[32];
+  if (us >= 100000.0) {
+    std::snprintf(buffer, sizeof buffer, "%7.0f", us);
+  } else if (us >= 10000.0) {
+    std::snprintf(buffer, sizeof buffer, "%7.1f", us);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%7.2f", us);
+  }
+  return buffer;
+}
+
+}  // namespace
+
+int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
+  const po::options_description options = collective_options();
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("collective: ") + e.what());
+  }
+  if (vm.count("help")) {
+    out << "usage: trainsim collective --cluster FILE --op OP --nodes N [--gpus-per-node G]\n"
+           "                           -b MIN -e MAX -f FACTOR [--algo ALGO] [--network "
+           "flow|analytic]\n\n"
+           "Predicts the time of a collective over a sweep of sizes on N nodes of the cluster and\n"
+           "prints it as nccl-tests does: sizes, counts and bus bandwidth follow nccl-tests'\n"
+           "conventions (busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather,\n"
+           "reduce_scatter and alltoall, 1 otherwise), so `diff` or a spreadsheet can put a real\n"
+           "log next to the prediction. The in-place columns repeat the out-of-place prediction;\n"
+           "#wrong is N/A (no data is moved).\n\n"
+        << options << "\nExit status: 0 success, 2 bad input.\n";
+    return kExitOk;
+  }
+  const auto op = models::parse_collective(vm["op"].as<std::string>());
+  if (!op) throw UsageError("--op: unknown collective '" + vm["op"].as<std::string>() + "'");
+  const std::string algo_name = vm["algo"].as<std::string>();
+  std::optional<Algorithm> forced;
+  if (algo_name != "auto") {
+    forced = models::parse_algorithm(algo_name);
+    if (!forced) throw UsageError("--algo: unknown algorithm '" + algo_name + "'");
+  }
+  const std::string network = vm["network"].as<std::string>();
+  if (network != "flow" && network != "analytic") {
+    throw UsageError("--network must be flow or analytic, not '" + network + "'");
+  }
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "nccl-tests" && format != "csv" && format != "json") {
+    throw UsageError("--format must be nccl-tests, csv or json, not '" + format + "'");
+  }
+  const std::string type_name = vm["datatype"].as<std::string>();
+  const DataType* type = nullptr;
+  for (const DataType& t : kTypes) {
+    if (type_name == t.name) type = &t;
+  }
+  if (!type) throw UsageError("--datatype: unknown type '" + type_name + "'");
+  const long long min_bytes = parse_size("-b", vm["minbytes"].as<std::string>());
+  const long long max_bytes = parse_size("-e", vm["maxbytes"].as<std::string>());
+  const int factor = vm["stepfactor"].as<int>();
+  if (max_bytes < min_bytes) throw UsageError("-e must not be smaller than -b");
+  if (factor < 2) throw UsageError("-f must be at least 2");
+
+  const models::ClusterSpec base =
+      models::load_cluster_spec(resolve_config_path(vm["cluster"].as<std::string>()));
+  const int nodes = vm["nodes"].as<int>();
+  if (nodes < 1 || nodes > base.nodes) {
+    throw UsageError("--nodes " + std::to_string(nodes) + ": cluster '" + base.name + "' has " +
+                     std::to_string(base.nodes) + " nodes");
+  }
+  const int gpus = vm.count("gpus-per-node") ? vm["gpus-per-node"].as<int>() : base.gpus_per_node;
+  if (gpus < 1 || gpus > base.gpus_per_node) {
+    throw UsageError("--gpus-per-node must be between 1 and " + std::to_string(base.gpus_per_node));
+  }
+  const models::ClusterSpec cluster = with_gpus_per_node(base, gpus);
+  const int ranks = nodes * gpus;
+  const int root = vm["root"].as<int>();
+  if (root < 0 || root >= ranks)
+    throw UsageError("--root must be a rank below " + std::to_string(ranks));
+  if (forced && !models::is_applicable(*forced, *op, cluster, nodes)) {
+    throw UsageError("--algo " + algo_name + " cannot run " +
+                     std::string(models::collective_name(*op)) + " on " + std::to_string(nodes) +
+                     " node(s) of " + cluster.name);
+  }
+  if (models::applicable_algorithms(*op, cluster, nodes).empty()) {
+    throw UsageError("no algorithm runs " + std::string(models::collective_name(*op)) + " here");
+  }
+
+  std::unique_ptr<AtomicOutputFile> output_file;
+  if (vm.count("output"))
+    output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
+
+  const models::ClusterTopology topology = models::build_cluster_topology(cluster, nodes);
+  Simulation sim;
+  FlowNetwork flows(sim, topology.topology);
+  Router& router = flows.router();
+  models::AnalyticCache cache;
+  std::vector<Row> rows;
+  for (long long requested = min_bytes; requested <= max_bytes; requested *= factor) {
+    Row row;
+    row.size = models::nccl_tests_size(*op, requested, type->bytes, ranks);
+    row.count = models::nccl_tests_count(*op, row.size, type->bytes, ranks);
+    const double bytes = static_cast<double>(row.size);
+    Time analytic = -1;
+    if (forced) {
+      row.algorithm = *forced;
+    } else {
+      const auto picked = models::pick_algorithm(router, cluster, topology, *op, bytes, &cache);
+      row.algorithm = picked.algorithm;
+      analytic = picked.analytic_time;
+    }
+    const models::CollectiveRequest request{*op, row.algorithm, bytes, root};
+    if (network == "analytic") {
+      row.time = analytic >= 0
+                     ? analytic
+                     : models::analytic_collective_time(router, cluster, topology, request, &cache);
+    } else {
+      const Time start = sim.now();
+      auto collective = models::make_flow_collective(sim, flows, cluster, topology, request);
+      for (int r = 0; r < ranks; ++r) collective->join(r, [] {});
+      sim.run();
+      row.time = sim.now() - start;
+    }
+    const double seconds = to_seconds(row.time);
+    row.algbw = row.size == 0 || seconds == 0.0 ? 0.0 : bytes / seconds / 1e9;
+    row.busbw = row.algbw * models::bus_bandwidth_factor(*op, ranks);
+    rows.push_back(row);
+    if (requested > max_bytes / factor) break;
+  }
+
+  std::ostringstream text;
+  const std::string op_name(models::collective_name(*op));
+  const bool reduction = models::has_reduction(*op);
+  const int printed_root = models::has_root(*op) ? root : -1;
+  double busbw_sum = 0.0;
+  for (const Row& r : rows) busbw_sum += 2 * r.busbw;
+  const double avg_busbw = rows.empty() ? 0.0 : busbw_sum / (2.0 * rows.size());
+  if (format == "nccl-tests") {
+    text << "# trainsim " << kTrainsimVersion
+         << " prediction in nccl-tests format (no GPU was used)\n"
+         << "# cluster " << cluster.name << " (" << cluster.source_file << "), " << nodes
+         << " node(s) x " << gpus << " GPU(s), network model " << network << ", algorithm "
+         << algo_name << "\n"
+         << "# Collective test starting: " << op_name << "_perf\n"
+         << "# nThread 1 nGpus 1 minBytes " << min_bytes << " maxBytes " << max_bytes
+         << " step: " << factor
+         << "(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n"
+         << "#\n# Using devices\n";
+    char line[256];
+    for (int r = 0; r < ranks; ++r) {
+      std::snprintf(line, sizeof line,
+                    "#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] %s\n", r, 0,
+                    ("node" + std::to_string(r / gpus)).c_str(), r % gpus, r % gpus,
+                    cluster.gpu.model.c_str());
+      text << line;
+    }
+    text << "#\n"
+         << "#                                                              out-of-place           "
+            "            in-place          \n"
+         << "#       size         count      type   redop    root     time   algbw   busbw  #wrong "
+            "    time   algbw   busbw  #wrong \n"
+         << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+            "    (us)  (GB/s)  (GB/s)         \n";
+    for (const Row& r : rows) {
+      const std::string t = time_field(to_microseconds(r.time));
+      std::snprintf(line, sizeof line,
+                    "%12lld  %12lld  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n",
+                    r.size, r.count, type->name, reduction ? "sum" : "none", printed_root,
+                    t.c_str(), r.algbw, r.busbw, "N/A", t.c_str(), r.algbw, r.busbw, "N/A");
+      text << line;
+    }
+    std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n", avg_busbw);
+    text << "# Out of bounds values : 0 OK\n" << line << "#\n";
+    // Algorithms used, as comment lines (runs of equal algorithm).
+    text << "# Algorithm per size:";
+    for (std::size_t i = 0; i < rows.size();) {
+      std::size_t j = i;
+      while (j + 1 < rows.size() && rows[j + 1].algorithm == rows[i].algorithm) ++j;
+      text << (i == 0 ? " " : ", ") << models::algorithm_name(rows[i].algorithm) << " "
+           << rows[i].size << (j > i ? "-" + std::to_string(rows[j].size) : "") << " B";
+      i = j + 1;
+    }
+    text << "\n# Collective test concluded: " << op_name << "_perf\n";
+  } else if (format == "csv") {
+    text << "size_bytes,count,type,redop,root,time_us,algbw_gb_per_s,busbw_gb_per_s,algorithm\n";
+    for (const Row& r : rows) {
+      char line[256];
+      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s\n", r.size, r.count,
+                    type->name, reduction ? "sum" : "none", printed_root, to_microseconds(r.time),
+                    r.algbw, r.busbw, std::string(models::algorithm_name(r.algorithm)).c_str());
+      text << line;
+    }
+  } else {
+    nlohmann::ordered_json doc;
+    doc["trainsim_version"] = kTrainsimVersion;
+    doc["cluster"] = {{"name", cluster.name}, {"file", cluster.source_file}};
+    doc["op"] = op_name;
+    doc["nodes"] = nodes;
+    doc["gpus_per_node"] = gpus;
+    doc["ranks"] = ranks;
+    doc["network_model"] = network;
+    doc["avg_busbw_gb_per_s"] = avg_busbw;
+    auto& out_rows = doc["rows"] = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      out_rows.push_back({{"size_bytes", r.size},
+                          {"count", r.count},
+                          {"time_us", to_microseconds(r.time)},
+                          {"algbw_gb_per_s", r.algbw},
+                          {"busbw_gb_per_s", r.busbw},
+                          {"algorithm", models::algorithm_name(r.algorithm)}});
+    }
+    text << doc.dump(2) << "\n";
+  }
+  if (output_file) {
+    output_file->stream() << text.str();
+    output_file->commit();
+  } else {
+    out << text.str();
+  }
+  return kExitOk;
+}
+
+}  // namespace trainsim::cli
