@@ -24,6 +24,7 @@ commands:
   predict    simulate training steps for several node counts and print throughput, speedup,
              efficiency and where the step time goes
   collective predict a collective over a size sweep, printed like nccl-tests
+  calibrate  fit link and collective parameters to nccl-tests logs; write a calibrated cluster
 
 Run `trainsim COMMAND --help` for the options of a command.
 
@@ -87,6 +88,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "predict") return run_predict(rest, out, err);
     if (args[0] == "collective") return run_collective(rest, out, err);
+    if (args[0] == "calibrate") return run_calibrate(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {
     err << "trainsim: error: " << e.what()

@@ -32,5 +32,6 @@ std::vector<int> parse_node_list(const std::string& text);
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

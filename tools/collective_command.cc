@@ -88,25 +88,6 @@ long long parse_size(const std::string& flag, const std::string& text) {
   return value * multiplier;
 }
 
-// The cluster restricted to `gpus` GPUs per node: GPUs 0..gpus-1 keep their NICs; NICs left
-// without a GPU are removed.
-models::ClusterSpec with_gpus_per_node(models::ClusterSpec spec, int gpus) {
-  if (gpus == spec.gpus_per_node) return spec;
-  spec.gpus_per_node = gpus;
-  std::vector<std::vector<int>> kept;
-  for (const auto& list : spec.nic.gpus) {
-    std::vector<int> served;
-    for (const int g : list) {
-      if (g < gpus) served.push_back(g);
-    }
-    if (!served.empty()) kept.push_back(served);
-  }
-  spec.nic.gpus = kept;
-  spec.nic.count = static_cast<int>(kept.size());
-  if (spec.intra_node.pcie_switches > gpus) spec.intra_node.pcie_switches = gpus;
-  return spec;
-}
-
 struct Row {
   long long size = 0;
   long long count = 0;
@@ -114,6 +95,11 @@ struct Row {
   double algbw = 0.0;  // GB/s
   double busbw = 0.0;  // GB/s
   Algorithm algorithm = Algorithm::kRing;
+  models::Protocol protocol = models::Protocol::kSimple;
+  std::string label() const {
+    return std::string(models::algorithm_name(algorithm)) + "/" +
+           std::string(models::protocol_name(protocol));
+  }
 };
 
 std::string time_field(double us) {
@@ -192,7 +178,7 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   if (gpus < 1 || gpus > base.gpus_per_node) {
     throw UsageError("--gpus-per-node must be between 1 and " + std::to_string(base.gpus_per_node));
   }
-  const models::ClusterSpec cluster = with_gpus_per_node(base, gpus);
+  const models::ClusterSpec cluster = models::restrict_gpus_per_node(base, gpus);
   const int ranks = nodes * gpus;
   const int root = vm["root"].as<int>();
   if (root < 0 || root >= ranks)
@@ -295,9 +281,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     text << "# Algorithm per size:";
     for (std::size_t i = 0; i < rows.size();) {
       std::size_t j = i;
-      while (j + 1 < rows.size() && rows[j + 1].algorithm == rows[i].algorithm) ++j;
-      text << (i == 0 ? " " : ", ") << models::algorithm_name(rows[i].algorithm) << " "
-           << rows[i].size << (j > i ? "-" + std::to_string(rows[j].size) : "") << " B";
+      while (j + 1 < rows.size() && rows[j + 1].label() == rows[i].label()) ++j;
+      text << (i == 0 ? " " : ", ") << rows[i].label() << " " << rows[i].size
+           << (j > i ? "-" + std::to_string(rows[j].size) : "") << " B";
       i = j + 1;
     }
     text << "\n# Collective test concluded: " << op_name << "_perf\n";
@@ -327,7 +313,8 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
                           {"time_us", to_microseconds(r.time)},
                           {"algbw_gb_per_s", r.algbw},
                           {"busbw_gb_per_s", r.busbw},
-                          {"algorithm", models::algorithm_name(r.algorithm)}});
+                          {"algorithm", models::algorithm_name(r.algorithm)},
+                          {"protocol", models::protocol_name(r.protocol)}});
     }
     text << doc.dump(2) << "\n";
   }

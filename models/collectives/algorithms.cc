@@ -93,12 +93,14 @@ std::vector<HierarchicalPhase> hierarchical_phases(const ClusterSpec& cluster, i
   std::vector<HierarchicalPhase> phases(3);
   // Phase 1 and 3: reduce-scatter then all-gather of the whole buffer inside each node, G-1 steps
   // of S / (C G). Phase 2: all-reduce of the node's 1/G shard among the same local index.
-  const int intra_channels = tuning.channels(wire, default_ring_channels(cluster));
-  const int inter_channels = tuning.channels(wire / g, 1);
+  const auto intra = tuning.channels(wire, default_ring_channels(cluster));
+  const auto inter = tuning.channels(wire / g, 1);
+  const int intra_channels = intra.count;
+  const int inter_channels = inter.count;
   for (int p : {0, 2}) {
     phases[p].channels = intra_channels;
-    phases[p].schedule = RingSchedule{g - 1, wire / (static_cast<double>(intra_channels) * g),
-                                      tuning.channel_bandwidth};
+    phases[p].schedule =
+        RingSchedule{g - 1, wire / (static_cast<double>(intra_channels) * g), intra.rate_cap};
     for (int n = 0; n < nodes; ++n) {
       std::vector<int> members(g);
       std::iota(members.begin(), members.end(), n * g);
@@ -108,7 +110,7 @@ std::vector<HierarchicalPhase> hierarchical_phases(const ClusterSpec& cluster, i
   phases[1].inside_node = false;
   phases[1].channels = inter_channels;
   phases[1].schedule = ring_all_reduce_schedule(wire / g, nodes, inter_channels);
-  phases[1].schedule.rate_cap = tuning.channel_bandwidth;
+  phases[1].schedule.rate_cap = inter.rate_cap;
   for (int local = 0; local < g; ++local) {
     std::vector<int> members;
     for (int n = 0; n < nodes; ++n) members.push_back(n * g + local);
@@ -149,7 +151,8 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
     case Algorithm::kRing: {
       // Broadcast / reduce: a pipelined chain per channel along the rotated ring from the root
       // (broadcast) or towards it (reduce).
-      const int channels = tuning.channels(wire, default_ring_channels(cluster));
+      const auto ch = tuning.channels(wire, default_ring_channels(cluster));
+      const int channels = ch.count;
       const RingOrders rings = make_node_rings(nodes, g, channels);
       for (const auto& ring : rings) {
         const auto root_at = std::find(ring.begin(), ring.end(), request.root) - ring.begin();
@@ -158,9 +161,9 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
         if (request.op == CollectiveOp::kReduce) std::reverse(chain.begin(), chain.end());
         std::vector<PipelinedTransfer> upstream;
         for (int i = 0; i + 1 < p; ++i) {
-          const auto hop = add_pipelined(
-              *plan, transfer(chain[i], chain[i + 1], wire / channels, tuning.channel_bandwidth),
-              chunk, upstream);
+          const auto hop =
+              add_pipelined(*plan, transfer(chain[i], chain[i + 1], wire / channels, ch.rate_cap),
+                            chunk, upstream);
           upstream = {hop};
         }
       }
@@ -172,8 +175,8 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
       // (local 0 for tree A, local G-1 for tree B); members form a binary tree over the nodes,
       // heap-ordered, tree B shifted by one node so that leaves of one are inner nodes of the
       // other.
-      const int channels = tuning.channels(wire, 2);
-      const double cap = tuning.channel_bandwidth * std::max(1, channels / 2);
+      // Each tree carries half the channels' throughput.
+      const double cap = tuning.channels(wire, 2).total_cap() / 2;
       for (int tree = 0; tree < 2; ++tree) {
         auto local_of = [&](int depth_in_chain) {
           return tree == 0 ? depth_in_chain : g - 1 - depth_in_chain;
@@ -246,8 +249,7 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
       TRAINSIM_ASSERT(nodes == 1 && !topology.nvswitch_vertices.empty(),
                       "NVLS needs one NVSwitch node");
       const VertexId sw = topology.nvswitch_vertices[0];
-      const int channels = tuning.channels(wire, 1);
-      const double cap = tuning.channel_bandwidth * channels;
+      const double cap = tuning.channels(wire, 1).total_cap();
       std::vector<PipelinedTransfer> ups;
       for (int r = 0; r < p; ++r) {
         PlanTransfer t = transfer(r, r, wire, cap);
@@ -265,7 +267,7 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
     }
     case Algorithm::kDirect: {
       // Every rank sends bytes / P to every other rank at once, one flow per pair.
-      const double cap = tuning.channel_bandwidth * tuning.channels(wire / p, 1);
+      const double cap = tuning.channels(wire / p, 1).total_cap();
       for (int a = 0; a < p; ++a) {
         for (int b = 0; b < p; ++b) {
           if (a != b) plan->add(transfer(a, b, wire / p, cap));
@@ -277,7 +279,7 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
       // Phase 1 (inside the node): rank (n, i) hands rank (n, j) the data for local index j on
       // every node, N x bytes / P. Phase 2 (across nodes): rank (n, j) sends rank (m, j) what its
       // node holds for it, G x bytes / P, once all of phase 1 has reached it.
-      const double cap = tuning.channel_bandwidth * tuning.channels(wire / p, 1);
+      const double cap = tuning.channels(wire / p, 1).total_cap();
       std::vector<std::vector<TransferId>> into(p);
       for (int a = 0; a < p; ++a) {
         for (int j = 0; j < g; ++j) {
@@ -302,7 +304,7 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
     case Algorithm::kP2p: {
       // nccl-tests sendrecv: every rank sends its buffer to the next and receives from the
       // previous.
-      const double cap = tuning.channel_bandwidth * tuning.channels(wire, 1);
+      const double cap = tuning.channels(wire, 1).total_cap();
       for (int a = 0; a < p; ++a) {
         if (p > 1) plan->add(transfer(a, (a + 1) % p, wire, cap));
       }
@@ -328,14 +330,15 @@ RingPart ring_part(const ClusterSpec& cluster, const ClusterTopology& topology,
   RingPart part;
   part.members.resize(p);
   std::iota(part.members.begin(), part.members.end(), 0);
-  const int channels = tuning.channels(wire, default_ring_channels(cluster));
+  const auto ch = tuning.channels(wire, default_ring_channels(cluster));
+  const int channels = ch.count;
   part.rings = make_node_rings(topology.nodes, topology.gpus_per_node, channels);
   if (request.op == CollectiveOp::kAllReduce) {
     part.schedule = ring_all_reduce_schedule(wire, p, channels);
   } else {
     part.schedule = RingSchedule{p - 1, wire / (static_cast<double>(channels) * p)};
   }
-  part.schedule.rate_cap = tuning.channel_bandwidth;
+  part.schedule.rate_cap = ch.rate_cap;
   return part;
 }
 
@@ -373,9 +376,11 @@ std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec&
   return out;
 }
 
-Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
-                              const ClusterTopology& topology, const CollectiveRequest& request,
-                              AnalyticCache* cache) {
+namespace {
+
+Time analytic_time_with(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
+                        const CollectiveRequest& request, const AlgorithmTuning& tuning,
+                        const std::string& cache_prefix, AnalyticCache* cache) {
   // Ring shapes depend on the group and channel count only; cache them when asked to.
   auto shape = [&](const std::string& key, const std::vector<VertexId>& vertices,
                    const RingOrders& rings) -> RingShape {
@@ -385,13 +390,10 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
       it = cache->rings.emplace(key, ring_shape(router, vertices, rings)).first;
     return it->second;
   };
-  TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
-                  "algorithm does not apply");
-  const AlgorithmTuning tuning = cluster.collectives.of(request.algorithm);
   if (topology.gpu_count() == 1) return tuning.software_latency;
   if (uses_ring_driver(request)) {
     const RingPart part = ring_part(cluster, topology, request, tuning);
-    const std::string key = "all/" + std::to_string(part.rings.size());
+    const std::string key = cache_prefix + "all/" + std::to_string(part.rings.size());
     return tuning.software_latency +
            ring_collective_time(shape(key, topology.gpu_vertices, part.rings), part.schedule);
   }
@@ -402,8 +404,8 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
       Time slowest = 0;
       int group = 0;
       for (const auto& members : phase.groups) {
-        const std::string key = "h" + std::to_string(phase_index) + "/" + std::to_string(group++) +
-                                "/" + std::to_string(phase.channels);
+        const std::string key = cache_prefix + "h" + std::to_string(phase_index) + "/" +
+                                std::to_string(group++) + "/" + std::to_string(phase.channels);
         slowest = std::max(slowest, ring_collective_time(shape(key, vertices_of(topology, members),
                                                                phase_rings(phase, members.size())),
                                                          phase.schedule));
@@ -417,13 +419,38 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
          plan_time(router, *build_plan(cluster, topology, request, tuning));
 }
 
+}  // namespace
+
+PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
+                              const ClusterTopology& topology, const CollectiveRequest& request,
+                              AnalyticCache* cache) {
+  TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
+                  "algorithm does not apply");
+  const std::vector<Protocol> candidates = request.protocol
+                                               ? std::vector<Protocol>{*request.protocol}
+                                               : cluster.collectives.protocols(request.algorithm);
+  PickedAlgorithm best{request.algorithm, candidates.front(), kTimeMax};
+  for (const Protocol p : candidates) {
+    // Ring shapes do not depend on the protocol (only on links and channel counts): share them.
+    const Time t = analytic_time_with(router, cluster, topology, request,
+                                      cluster.collectives.of(request.algorithm, p), "", cache);
+    if (t < best.analytic_time) best = {request.algorithm, p, t};
+  }
+  return best;
+}
+
+Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
+                              const ClusterTopology& topology, const CollectiveRequest& request,
+                              AnalyticCache* cache) {
+  return pick_protocol(router, cluster, topology, request, cache).analytic_time;
+}
+
 std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
                                                  const ClusterSpec& cluster,
                                                  const ClusterTopology& topology,
                                                  const CollectiveRequest& request) {
-  TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
-                  "algorithm does not apply");
-  const AlgorithmTuning tuning = cluster.collectives.of(request.algorithm);
+  const Protocol protocol = pick_protocol(network.router(), cluster, topology, request).protocol;
+  const AlgorithmTuning tuning = cluster.collectives.of(request.algorithm, protocol);
   if (topology.gpu_count() == 1) {
     return std::make_unique<AnalyticCollective>(simulation, 1, tuning.software_latency);
   }
@@ -457,16 +484,16 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                AnalyticCache* cache) {
   const auto candidates = applicable_algorithms(op, cluster, topology.nodes);
   TRAINSIM_ASSERT(!candidates.empty(), "no algorithm for this collective");
-  Algorithm best = candidates.front();
-  Time best_time = kTimeMax;
+  PickedAlgorithm best{candidates.front(), Protocol::kSimple, kTimeMax};
   for (const Algorithm a : candidates) {
-    const Time t = analytic_collective_time(router, cluster, topology, {op, a, bytes}, cache);
-    if (t < best_time) {
-      best_time = t;
-      best = a;
-    }
+    CollectiveRequest request;
+    request.op = op;
+    request.algorithm = a;
+    request.bytes = bytes;
+    const PickedAlgorithm picked = pick_protocol(router, cluster, topology, request, cache);
+    if (picked.analytic_time < best.analytic_time) best = picked;
   }
-  return {best, best_time};
+  return best;
 }
 
 }  // namespace trainsim::models

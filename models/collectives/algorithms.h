@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct CollectiveRequest {
   Algorithm algorithm = Algorithm::kRing;
   double bytes = 0.0;
   int root = 0;  // broadcast and reduce
+  // The protocol to use; unset: the algorithm's fastest configured protocol for this size.
+  std::optional<Protocol> protocol;
 };
 
 // Algorithms that can run `op` on `nodes` nodes of this cluster, in the order the picker tries
@@ -56,8 +59,14 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
 // The applicable algorithm with the smallest analytic time for `op` of `bytes`, and that time.
 struct PickedAlgorithm {
   Algorithm algorithm;
+  Protocol protocol;
   Time analytic_time;
 };
+
+// The algorithm's fastest configured protocol for the request, and its analytic time.
+PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
+                              const ClusterTopology& topology, const CollectiveRequest& request,
+                              AnalyticCache* cache = nullptr);
 PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
                                AnalyticCache* cache = nullptr);

@@ -108,7 +108,7 @@ TEST(AlgorithmsTest, SendRecvAndChannelRampClosedForm) {
   p2p.channel_bandwidth = 5e9;
   p2p.bytes_per_channel = 64.0 * 1024 * 1024;
   p2p.max_channels = 8;
-  spec.collectives.algorithms[Algorithm::kP2p] = p2p;
+  spec.collectives.at(Algorithm::kP2p) = p2p;
   const double mib = 1024.0 * 1024;
   auto t = [&](double bytes) {
     return flow_time(spec, 2, {CollectiveOp::kSendRecv, Algorithm::kP2p, bytes});
@@ -149,7 +149,7 @@ TEST(AlgorithmsTest, SoftwareLatencyAndEfficiencyApply) {
   AlgorithmTuning ring;
   ring.software_latency = 10 * kMicrosecond;
   ring.efficiency = 0.8;
-  spec.collectives.algorithms[Algorithm::kRing] = ring;
+  spec.collectives.at(Algorithm::kRing) = ring;
   const double s = 4e8;
   const Time expected =
       10 * kMicrosecond + 6 * (4 * kMicrosecond + transfer_time(s / 4 / 0.8, 25e9));
@@ -161,7 +161,7 @@ TEST(AlgorithmsTest, PickerTakesTheFastestApplicableAlgorithm) {
   ClusterSpec spec = cluster(8);
   AlgorithmTuning nvls;
   nvls.software_latency = 100 * kMicrosecond;  // slow to start, fast to stream
-  spec.collectives.algorithms[Algorithm::kNvls] = nvls;
+  spec.collectives.at(Algorithm::kNvls) = nvls;
   const ClusterTopology topology = build_cluster_topology(spec, 1);
   Router router(topology.topology);
   EXPECT_EQ(pick_algorithm(router, spec, topology, CollectiveOp::kAllReduce, 1e3).algorithm,

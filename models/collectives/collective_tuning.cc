@@ -5,6 +5,30 @@
 
 namespace trainsim::models {
 
+std::string_view protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kSimple:
+      return "simple";
+    case Protocol::kLl128:
+      return "ll128";
+    case Protocol::kLl:
+      return "ll";
+  }
+  return "?";
+}
+
+const std::vector<Protocol>& all_protocols() {
+  static const std::vector<Protocol> all = {Protocol::kSimple, Protocol::kLl128, Protocol::kLl};
+  return all;
+}
+
+std::optional<Protocol> parse_protocol(std::string_view name) {
+  for (const Protocol p : all_protocols()) {
+    if (protocol_name(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
 std::string_view algorithm_name(Algorithm algorithm) {
   switch (algorithm) {
     case Algorithm::kRing:
@@ -39,16 +63,27 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
-int AlgorithmTuning::channels(double bytes, int default_channels) const {
+AlgorithmTuning::Channels AlgorithmTuning::channels(double bytes, int default_channels) const {
   const int most = std::max(1, max_channels > 0 ? max_channels : default_channels);
-  if (bytes_per_channel <= 0.0) return most;
-  const double wanted = std::ceil(bytes / bytes_per_channel);
-  return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(most)));
+  if (bytes_per_channel <= 0.0) return {most, channel_bandwidth};
+  const double worth = std::clamp(bytes / bytes_per_channel, 1.0, static_cast<double>(most));
+  const int count = static_cast<int>(std::ceil(worth - 1e-9));
+  return {count, channel_bandwidth * worth / count};
 }
 
-AlgorithmTuning CollectiveTuning::of(Algorithm algorithm) const {
+AlgorithmTuning CollectiveTuning::of(Algorithm algorithm, Protocol protocol) const {
   const auto it = algorithms.find(algorithm);
-  return it == algorithms.end() ? AlgorithmTuning{} : it->second;
+  if (it == algorithms.end()) return AlgorithmTuning{};
+  const auto p = it->second.find(protocol);
+  return p == it->second.end() ? AlgorithmTuning{} : p->second;
+}
+
+std::vector<Protocol> CollectiveTuning::protocols(Algorithm algorithm) const {
+  const auto it = algorithms.find(algorithm);
+  if (it == algorithms.end() || it->second.empty()) return {Protocol::kSimple};
+  std::vector<Protocol> out;
+  for (const auto& [protocol, tuning] : it->second) out.push_back(protocol);
+  return out;
 }
 
 }  // namespace trainsim::models

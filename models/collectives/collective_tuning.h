@@ -24,6 +24,14 @@ enum class Algorithm {
   kP2p,           // point-to-point send/receive
 };
 
+// NCCL's protocols: Simple (large messages, full bandwidth), LL128 and LL (low latency, less
+// bandwidth). Each algorithm may carry a tuning per protocol; the fastest applies per size.
+enum class Protocol { kSimple, kLl128, kLl };
+
+std::string_view protocol_name(Protocol protocol);
+std::optional<Protocol> parse_protocol(std::string_view name);
+const std::vector<Protocol>& all_protocols();
+
 std::string_view algorithm_name(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 const std::vector<Algorithm>& all_algorithms();
@@ -31,23 +39,35 @@ const std::vector<Algorithm>& all_algorithms();
 struct AlgorithmTuning {
   Time software_latency = 0;
   double efficiency = 1.0;
-  // Channels: a message of S bytes uses clamp(ceil(S / bytes_per_channel), 1, max_channels)
-  // channels, each at most channel_bandwidth. bytes_per_channel 0 means always max_channels;
+  // Channels: a message of S bytes is worth c = clamp(S / bytes_per_channel, 1, max_channels)
+  // channels of channel_bandwidth each (c may be fractional: the ramp is continuous in S). It runs
+  // on ceil(c) channels sharing that throughput. bytes_per_channel 0 means always max_channels;
   // max_channels 0 means the algorithm's own count (rings: one per NIC of a node, at least 1).
   double channel_bandwidth = std::numeric_limits<double>::infinity();
   double bytes_per_channel = 0.0;
   int max_channels = 0;
 
-  int channels(double bytes, int default_channels) const;
+  struct Channels {
+    int count = 1;
+    double rate_cap = std::numeric_limits<double>::infinity();  // per channel
+    double total_cap() const { return rate_cap * count; }
+  };
+  Channels channels(double bytes, int default_channels) const;
 };
 
 struct CollectiveTuning {
-  std::map<Algorithm, AlgorithmTuning> algorithms;  // absent: defaults below
-  double pipeline_chunk_bytes = 512.0 * 1024.0;     // chunk of pipelined algorithms
+  // Per algorithm, its tuning per protocol; absent: Simple with the defaults below.
+  std::map<Algorithm, std::map<Protocol, AlgorithmTuning>> algorithms;
+  double pipeline_chunk_bytes = 512.0 * 1024.0;  // chunk of pipelined algorithms
 
-  // The tuning of an algorithm: as configured, else the defaults (no software latency, full
-  // efficiency, no channel limit).
-  AlgorithmTuning of(Algorithm algorithm) const;
+  // The tuning of an algorithm with a protocol: as configured, else the defaults (no software
+  // latency, full efficiency, no channel limit).
+  AlgorithmTuning of(Algorithm algorithm, Protocol protocol = Protocol::kSimple) const;
+  // The protocols configured for an algorithm (Simple alone if none).
+  std::vector<Protocol> protocols(Algorithm algorithm) const;
+  AlgorithmTuning& at(Algorithm algorithm, Protocol protocol = Protocol::kSimple) {
+    return algorithms[algorithm][protocol];
+  }
 };
 
 }  // namespace trainsim::models

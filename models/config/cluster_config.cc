@@ -193,9 +193,22 @@ CollectiveTuning parse_collective_tuning(const ConfigNode& node) {
   if (auto algorithms = map.optional("algorithms")) {
     MapReader algorithm_map(*algorithms);
     for (const Algorithm a : all_algorithms()) {
-      if (auto v = algorithm_map.optional(algorithm_name(a))) {
-        tuning.algorithms[a] = parse_algorithm_tuning(*v);
+      auto v = algorithm_map.optional(algorithm_name(a));
+      if (!v) continue;
+      // Either one tuning (the Simple protocol) or a map of protocol -> tuning.
+      MapReader probe(*v);
+      bool per_protocol = false;
+      for (const Protocol p : all_protocols()) per_protocol |= probe.has(protocol_name(p));
+      if (!per_protocol) {
+        tuning.at(a) = parse_algorithm_tuning(*v);
+        continue;
       }
+      MapReader protocol_map(*v);
+      for (const Protocol p : all_protocols()) {
+        if (auto pv = protocol_map.optional(protocol_name(p)))
+          tuning.at(a, p) = parse_algorithm_tuning(*pv);
+      }
+      protocol_map.finish();
     }
     algorithm_map.finish();
   }

@@ -79,4 +79,8 @@ struct ClusterSpec {
   CollectiveTuning collectives;
 };
 
+// The cluster with only GPUs 0..gpus-1 of each node taking part (e.g. one GPU per node for a
+// network test): those GPUs keep their NICs, NICs left without a GPU are dropped.
+ClusterSpec restrict_gpus_per_node(ClusterSpec spec, int gpus);
+
 }  // namespace trainsim::models

@@ -1,0 +1,152 @@
+#include "models/config/cluster_writer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include <yaml-cpp/yaml.h>
+
+namespace trainsim::models {
+
+namespace {
+
+std::string number(double value, double scale, const char* unit) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.10g %s", value / scale, unit);
+  return buffer;
+}
+std::string bandwidth(double bytes_per_s) { return number(bytes_per_s, 1e9, "GB/s"); }
+std::string bytes(double b) { return number(b, 1.0, "B"); }
+std::string duration(Time t) { return number(to_seconds(t), 1e-6, "us"); }
+std::string flop_rate(double f) { return number(f, 1e12, "TFLOP/s"); }
+
+class Writer {
+ public:
+  Writer(YAML::Emitter& out, const std::map<std::string, std::string>& notes)
+      : out_(out), notes_(notes) {}
+
+  template <class T>
+  void key(const std::string& path, const std::string& name, const T& value) {
+    out_ << YAML::Key << name << YAML::Value << value;
+    const auto it = notes_.find(path.empty() ? name : path + "." + name);
+    if (it != notes_.end()) out_ << YAML::Comment(it->second);
+  }
+  void begin(const std::string& name) {
+    out_ << YAML::Key << name << YAML::Value << YAML::BeginMap;
+  }
+  void end() { out_ << YAML::EndMap; }
+
+  void link(const std::string& path, const std::string& name, const LinkClassSpec& link) {
+    begin(name);
+    const std::string p = path.empty() ? name : path + "." + name;
+    key(p, "bandwidth", bandwidth(link.bandwidth_bytes_per_s));
+    key(p, "latency", duration(link.latency));
+    key(p, "efficiency", link.efficiency);
+    end();
+  }
+
+ private:
+  YAML::Emitter& out_;
+  const std::map<std::string, std::string>& notes_;
+};
+
+}  // namespace
+
+void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
+                        const std::vector<std::string>& header,
+                        const std::map<std::string, std::string>& notes) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(10);
+  Writer w(out, notes);
+  out << YAML::BeginMap;
+  w.key("", "name", c.name);
+  if (!c.description.empty()) w.key("", "description", c.description);
+  w.key("", "nodes", c.nodes);
+  w.key("", "gpus_per_node", c.gpus_per_node);
+
+  w.begin("gpu");
+  w.key("gpu", "model", c.gpu.model);
+  w.begin("peak_flops");
+  for (const auto& [dtype, peak] : c.gpu.peak_flops_per_s) {
+    w.key("gpu.peak_flops", std::string(dtype_name(dtype)), flop_rate(peak));
+  }
+  w.end();
+  w.key("gpu", "hbm_bandwidth", bandwidth(c.gpu.hbm_bandwidth_bytes_per_s));
+  w.key("gpu", "hbm_capacity", bytes(c.gpu.hbm_capacity_bytes));
+  w.key("gpu", "gemm_efficiency", c.gpu.gemm_efficiency);
+  w.key("gpu", "hbm_efficiency", c.gpu.hbm_efficiency);
+  w.end();
+
+  w.begin("intra_node");
+  const bool nvswitch = c.intra_node.fabric == IntraNodeFabric::kNvSwitch;
+  w.key("intra_node", "fabric", std::string(nvswitch ? "nvswitch" : "pcie"));
+  if (nvswitch) w.key("intra_node", "nvls", c.intra_node.nvls);
+  w.link("intra_node", "gpu_link", c.intra_node.gpu_link);
+  if (!nvswitch) {
+    w.key("intra_node", "pcie_switches", c.intra_node.pcie_switches);
+    if (c.intra_node.pcie_switches > 1)
+      w.link("intra_node", "switch_link", c.intra_node.switch_link);
+  }
+  w.end();
+
+  if (c.nic.count > 0) {
+    w.begin("nic");
+    w.key("nic", "count", c.nic.count);
+    w.key("nic", "bandwidth", bandwidth(c.nic.link.bandwidth_bytes_per_s));
+    w.key("nic", "latency", duration(c.nic.link.latency));
+    w.key("nic", "efficiency", c.nic.link.efficiency);
+    w.link("nic", "gpu_link", c.nic.gpu_link);
+    out << YAML::Key << "gpus" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& list : c.nic.gpus) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const int g : list) out << g;
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndSeq;
+    w.end();
+
+    w.begin("network");
+    const NetworkSpec& n = c.network;
+    if (n.topology == NetworkTopology::kSingleSwitch) {
+      w.key("network", "topology", std::string("single_switch"));
+    } else {
+      w.key("network", "topology", std::string("fat_tree"));
+      w.key("network", "rail_optimized", n.rail_optimized);
+      w.key("network", "nodes_per_leaf", n.nodes_per_leaf);
+      w.key("network", "spines", n.spines);
+      w.key("network", "oversubscription", n.oversubscription);
+      w.key("network", "switch_latency", duration(n.switch_latency));
+    }
+    w.end();
+  }
+
+  if (!c.collectives.algorithms.empty()) {
+    w.begin("collectives");
+    w.key("collectives", "pipeline_chunk", bytes(c.collectives.pipeline_chunk_bytes));
+    w.begin("algorithms");
+    for (const auto& [algorithm, protocols] : c.collectives.algorithms) {
+      const std::string name(algorithm_name(algorithm));
+      w.begin(name);
+      for (const auto& [protocol, t] : protocols) {
+        const std::string pname(protocol_name(protocol));
+        const std::string path = "collectives.algorithms." + name + "." + pname;
+        w.begin(pname);
+        w.key(path, "software_latency", duration(t.software_latency));
+        w.key(path, "efficiency", t.efficiency);
+        if (std::isfinite(t.channel_bandwidth))
+          w.key(path, "channel_bandwidth", bandwidth(t.channel_bandwidth));
+        if (t.bytes_per_channel > 0) w.key(path, "bytes_per_channel", bytes(t.bytes_per_channel));
+        if (t.max_channels > 0) w.key(path, "max_channels", t.max_channels);
+        w.end();
+      }
+      w.end();
+    }
+    w.end();
+    w.end();
+  }
+  out << YAML::EndMap;
+  for (const std::string& line : header) stream << "# " << line << "\n";
+  stream << out.c_str() << "\n";
+}
+
+}  // namespace trainsim::models
