@@ -28,9 +28,12 @@ po::options_description calibrate_options() {
     ("cluster", po::value<std::string>()->default_value("configs/clusters/dgx-h100.yaml"),
      "cluster spec to start from (its hardware figures are kept; link and collective figures "
      "are fitted)")
-    ("nccl-tests", po::value<std::vector<std::string>>()->composing(),
+    ("nccl-tests", po::value<std::vector<std::string>>()->multitoken()->composing(),
      "nccl-tests log, repeatable; LOG:ALGO says which algorithm NCCL ran (ring, tree, nvls, ...); "
      "otherwise a word in the file name (..._RING_...) or NCCL's default for the operation")
+    ("check", po::value<std::vector<std::string>>()->multitoken()->composing(),
+     "nccl-tests log (LOG or LOG:ALGO, repeatable) NOT used for fitting: predicted with the "
+     "calibrated cluster and scored, to test the calibration on data it has not seen")
     ("output,o", po::value<std::string>(), "write the calibrated cluster YAML to FILE")
     ("report-min-bytes", po::value<double>()->default_value(1048576.0),
      "sizes below this are fitted but left out of the error summary");
@@ -58,6 +61,28 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
+std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::string>& args,
+                                                    const std::string& flag,
+                                                    std::vector<std::string>* sources) {
+  std::vector<models::MeasuredRun> runs;
+  for (const std::string& arg : args) {
+    std::string path = arg;
+    std::optional<models::Algorithm> algorithm;
+    const auto colon = arg.rfind(':');
+    if (colon != std::string::npos) {
+      algorithm = models::parse_algorithm(arg.substr(colon + 1));
+      if (!algorithm) {
+        throw UsageError(flag + " " + arg + ": unknown algorithm '" + arg.substr(colon + 1) + "'");
+      }
+      path = arg.substr(0, colon);
+    }
+    const models::NcclTestsLog log = models::read_nccl_tests_log(resolve_config_path(path));
+    for (auto& run : models::measured_runs(log, algorithm)) runs.push_back(std::move(run));
+    if (sources) sources->push_back(path);
+  }
+  return runs;
+}
+
 void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows, double min_bytes) {
   char line[512];
   std::snprintf(line, sizeof line, "%-58s %-14s %-6s %12s %12s %12s %9s %9s %8s\n", "log", "op",
@@ -84,13 +109,7 @@ void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows,
 
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
   const po::options_description options = calibrate_options();
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("calibrate: ") + e.what());
-  }
+  const po::variables_map vm = parse_options(args, options, "calibrate");
   if (vm.count("help")) {
     out << "usage: trainsim calibrate --cluster FILE --nccl-tests LOG[:ALGO]... [-o "
            "calibrated.yaml]\n\n"
@@ -111,22 +130,12 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
 
   const std::string cluster_path = resolve_config_path(vm["cluster"].as<std::string>());
   const models::ClusterSpec base = models::load_cluster_spec(cluster_path);
-  std::vector<models::MeasuredRun> runs;
   std::vector<std::string> sources;
-  for (const std::string& arg : vm["nccl-tests"].as<std::vector<std::string>>()) {
-    std::string path = arg;
-    std::optional<models::Algorithm> algorithm;
-    const auto colon = arg.rfind(':');
-    if (colon != std::string::npos) {
-      algorithm = models::parse_algorithm(arg.substr(colon + 1));
-      if (!algorithm)
-        throw UsageError("--nccl-tests " + arg + ": unknown algorithm '" + arg.substr(colon + 1) +
-                         "'");
-      path = arg.substr(0, colon);
-    }
-    const models::NcclTestsLog log = models::read_nccl_tests_log(path);
-    for (auto& run : models::measured_runs(log, algorithm)) runs.push_back(std::move(run));
-    sources.push_back(path);
+  const std::vector<models::MeasuredRun> runs =
+      read_measured_runs(vm["nccl-tests"].as<std::vector<std::string>>(), "--nccl-tests", &sources);
+  std::vector<models::MeasuredRun> checks;
+  if (vm.count("check")) {
+    checks = read_measured_runs(vm["check"].as<std::vector<std::string>>(), "--check", nullptr);
   }
   std::unique_ptr<AtomicOutputFile> output_file;
   if (vm.count("output"))
@@ -147,6 +156,10 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   }
   text << format("  rms log error over all rows: %.4f\n\n", result.rms_log_error);
   write_fit_table(text, result.rows, min_bytes);
+  if (!checks.empty()) {
+    text << "\nlogs not used for fitting, predicted with the calibrated cluster:\n";
+    write_fit_table(text, models::predict_runs(result.cluster, checks), min_bytes);
+  }
   out << text.str();
 
   if (output_file) {

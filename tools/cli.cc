@@ -25,6 +25,7 @@ commands:
              efficiency and where the step time goes
   collective predict a collective over a size sweep, printed like nccl-tests
   calibrate  fit link and collective parameters to nccl-tests logs; write a calibrated cluster
+  validate   run the validation cases: predicted against measured, with enforced tolerances
 
 Run `trainsim COMMAND --help` for the options of a command.
 
@@ -75,6 +76,26 @@ std::vector<int> parse_node_list(const std::string& text) {
   return nodes;
 }
 
+boost::program_options::variables_map parse_options(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options, const std::string& command) {
+  namespace po = boost::program_options;
+  po::variables_map vm;
+  try {
+    const po::parsed_options parsed = po::command_line_parser(args).options(options).run();
+    for (const auto& option : parsed.options) {
+      if (option.position_key >= 0) {
+        throw UsageError(command + ": unexpected argument '" + option.value.front() + "'");
+      }
+    }
+    po::store(parsed, vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(command + ": " + e.what());
+  }
+  return vm;
+}
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
@@ -89,6 +110,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "predict") return run_predict(rest, out, err);
     if (args[0] == "collective") return run_collective(rest, out, err);
     if (args[0] == "calibrate") return run_calibrate(rest, out, err);
+    if (args[0] == "validate") return run_validate(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {
     err << "trainsim: error: " << e.what()

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
+#include "models/calibration/collective_calibration.h"
+
 namespace trainsim::cli {
 
 // A command-line mistake: printed with a pointer to --help, exit status 2.
@@ -27,11 +31,25 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 // to the trainsim source tree (so the shipped configs work from any directory).
 std::string resolve_config_path(const std::string& path);
 
+// Parses a command's options; a mistake (unknown option, stray argument, bad value) is a
+// UsageError naming the command.
+boost::program_options::variables_map parse_options(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options, const std::string& command);
+
 // Parses "1,2,4,8" (and ranges "1-4") into positive node counts.
 std::vector<int> parse_node_list(const std::string& text);
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// Reads nccl-tests logs given as LOG or LOG:ALGO (calibrate --nccl-tests / --check, validate).
+std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::string>& args,
+                                                    const std::string& flag,
+                                                    std::vector<std::string>* sources);
+// The fit table: per log and size, measured vs predicted time and busbw, with per-log errors.
+void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows, double min_bytes);
+
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

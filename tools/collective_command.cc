@@ -119,13 +119,7 @@ std::string time_field(double us) {
 
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
   const po::options_description options = collective_options();
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("collective: ") + e.what());
-  }
+  const po::variables_map vm = parse_options(args, options, "collective");
   if (vm.count("help")) {
     out << "usage: trainsim collective --cluster FILE --op OP --nodes N [--gpus-per-node G]\n"
            "                           -b MIN -e MAX -f FACTOR [--algo ALGO] [--network "

@@ -63,13 +63,7 @@ OutputFormat parse_format(const std::string& s) {
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const po::options_description options = predict_options();
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("predict: ") + e.what());
-  }
+  const po::variables_map vm = parse_options(args, options, "predict");
   if (vm.count("help")) {
     out << "usage: trainsim predict [options]\n\n"
            "Simulates training steps of the model on 1..N nodes of the cluster (weak scaling: the\n"

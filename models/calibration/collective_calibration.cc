@@ -334,6 +334,15 @@ CalibrationResult calibrate_collectives(const ClusterSpec& base,
   // A second protocol (NCCL's LL128: lower latency, less bandwidth) where it helps: NCCL picks
   // the faster per size, and so does the model.
   for (const Algorithm a : used) {
+    // Only runs with small messages say anything about a low-latency protocol.
+    bool small = false;
+    for (const MeasuredRun& m : runs) {
+      const RunShape shape = run_shape(m, base);
+      const ClusterSpec spec = restrict_gpus_per_node(base, shape.gpus_per_node);
+      const Algorithm used_here = m.algorithm ? *m.algorithm : default_algorithm(m.run.op, spec, shape.nodes);
+      for (const NcclTestsRow& r : m.run.rows) small |= used_here == a && r.size_bytes < kScoredBytes;
+    }
+    if (!small) continue;
     const double before = best.cost;
     const ClusterSpec keep = best.cluster;
     const std::vector<FittedParameter> keep_parameters = best.parameters;
