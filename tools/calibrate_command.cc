@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/calibration/collective_calibration.h"
+#include "models/calibration/microbench.h"
 #include "models/config/cluster_config.h"
 #include "models/config/cluster_writer.h"
 #include "tools/cli.h"
@@ -34,6 +35,12 @@ po::options_description calibrate_options() {
     ("check", po::value<std::vector<std::string>>()->multitoken()->composing(),
      "nccl-tests log (LOG or LOG:ALGO, repeatable) NOT used for fitting: predicted with the "
      "calibrated cluster and scored, to test the calibration on data it has not seen")
+    ("microbench", po::value<std::vector<std::string>>()->multitoken()->composing(),
+     "JSON lines from tools/microbench (repeatable): fits GEMM efficiency by size, HBM and "
+     "embedding-gather efficiency and host-to-device bandwidth; NCCL results join the "
+     "collective fit")
+    ("gemm-dtype", po::value<std::string>()->default_value("bf16"),
+     "the GEMM format whose efficiency curve goes into the cluster (others are reported)")
     ("output,o", po::value<std::string>(), "write the calibrated cluster YAML to FILE")
     ("report-min-bytes", po::value<double>()->default_value(1048576.0),
      "sizes below this are fitted but left out of the error summary");
@@ -125,14 +132,35 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
            "cluster cannot hold).\n";
     return kExitOk;
   }
-  if (!vm.count("nccl-tests")) throw UsageError("calibrate: give at least one --nccl-tests LOG");
+  if (!vm.count("nccl-tests") && !vm.count("microbench")) {
+    throw UsageError("calibrate: give at least one --nccl-tests LOG or --microbench FILE");
+  }
+  const auto gemm_dtype = models::parse_dtype(vm["gemm-dtype"].as<std::string>());
+  if (!gemm_dtype)
+    throw UsageError("--gemm-dtype: unknown format '" + vm["gemm-dtype"].as<std::string>() + "'");
   const double min_bytes = vm["report-min-bytes"].as<double>();
 
   const std::string cluster_path = resolve_config_path(vm["cluster"].as<std::string>());
   const models::ClusterSpec base = models::load_cluster_spec(cluster_path);
   std::vector<std::string> sources;
-  const std::vector<models::MeasuredRun> runs =
-      read_measured_runs(vm["nccl-tests"].as<std::vector<std::string>>(), "--nccl-tests", &sources);
+  std::vector<models::MeasuredRun> runs;
+  if (vm.count("nccl-tests")) {
+    runs = read_measured_runs(vm["nccl-tests"].as<std::vector<std::string>>(), "--nccl-tests",
+                              &sources);
+  }
+  models::ClusterSpec start = base;
+  std::optional<models::MicrobenchFit> gpu_fit;
+  if (vm.count("microbench")) {
+    std::vector<models::MicrobenchRecord> records;
+    for (const std::string& path : vm["microbench"].as<std::vector<std::string>>()) {
+      const auto read = models::read_microbench(resolve_config_path(path));
+      records.insert(records.end(), read.begin(), read.end());
+      sources.push_back(path);
+    }
+    gpu_fit = models::fit_microbench(base.gpu, records, *gemm_dtype);
+    start.gpu = gpu_fit->gpu;
+    for (auto& run : gpu_fit->nccl) runs.push_back(std::move(run));
+  }
   std::vector<models::MeasuredRun> checks;
   if (vm.count("check")) {
     checks = read_measured_runs(vm["check"].as<std::vector<std::string>>(), "--check", nullptr);
@@ -154,8 +182,10 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     text << line;
     notes[p.key] = "fitted by trainsim calibrate";
   }
-  text << format("  rms log error over all rows: %.4f\n\n", result.rms_log_error);
-  write_fit_table(text, result.rows, min_bytes);
+  if (!runs.empty()) {
+    text << format("  rms log error over all rows: %.4f\n\n", result.rms_log_error);
+    write_fit_table(text, result.rows, min_bytes);
+  }
   if (!checks.empty()) {
     text << "\nlogs not used for fitting, predicted with the calibrated cluster:\n";
     write_fit_table(text, models::predict_runs(result.cluster, checks), min_bytes);

@@ -164,7 +164,7 @@ struct Parameter {
   }
 };
 
-constexpr double kPriorWeight = 0.03;  // pulls unidentifiable parameters to their starting value
+constexpr double kPriorWeight = 0.01;  // pulls unidentifiable parameters to their starting value
 constexpr double kScoredBytes = 1024.0 * 1024.0;
 constexpr double kSmallSizeWeight = 0.3;
 // Channel count a fitted algorithm may ramp up to (NCCL runs up to 32 channels on H100; 16 lets a
@@ -339,8 +339,10 @@ CalibrationResult calibrate_collectives(const ClusterSpec& base,
     for (const MeasuredRun& m : runs) {
       const RunShape shape = run_shape(m, base);
       const ClusterSpec spec = restrict_gpus_per_node(base, shape.gpus_per_node);
-      const Algorithm used_here = m.algorithm ? *m.algorithm : default_algorithm(m.run.op, spec, shape.nodes);
-      for (const NcclTestsRow& r : m.run.rows) small |= used_here == a && r.size_bytes < kScoredBytes;
+      const Algorithm used_here =
+          m.algorithm ? *m.algorithm : default_algorithm(m.run.op, spec, shape.nodes);
+      for (const NcclTestsRow& r : m.run.rows)
+        small |= used_here == a && r.size_bytes < kScoredBytes;
     }
     if (!small) continue;
     const double before = best.cost;

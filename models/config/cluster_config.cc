@@ -35,7 +35,17 @@ GpuSpec parse_gpu(const ConfigNode& node) {
       map.required("hbm_bandwidth").positive_quantity(Dimension::kBandwidth);
   gpu.hbm_capacity_bytes = map.required("hbm_capacity").positive_quantity(Dimension::kBytes);
   if (auto e = map.optional("gemm_efficiency")) gpu.gemm_efficiency = e->fraction();
+  if (auto e = map.optional("gemm_half_flops")) {
+    gpu.gemm_half_flops = e->nonnegative_quantity(Dimension::kFlops);
+  }
   if (auto e = map.optional("hbm_efficiency")) gpu.hbm_efficiency = e->fraction();
+  if (auto e = map.optional("embedding_efficiency")) gpu.embedding_efficiency = e->fraction();
+  if (auto e = map.optional("embedding_half_row_bytes")) {
+    gpu.embedding_half_row_bytes = e->nonnegative_quantity(Dimension::kBytes);
+  }
+  if (auto e = map.optional("host_to_device_bandwidth")) {
+    gpu.host_to_device_bytes_per_s = e->positive_quantity(Dimension::kBandwidth);
+  }
   map.finish();
   return gpu;
 }

@@ -74,7 +74,15 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
   w.key("gpu", "hbm_bandwidth", bandwidth(c.gpu.hbm_bandwidth_bytes_per_s));
   w.key("gpu", "hbm_capacity", bytes(c.gpu.hbm_capacity_bytes));
   w.key("gpu", "gemm_efficiency", c.gpu.gemm_efficiency);
+  if (c.gpu.gemm_half_flops > 0) w.key("gpu", "gemm_half_flops", number(c.gpu.gemm_half_flops, 1e9, "GFLOP"));
   w.key("gpu", "hbm_efficiency", c.gpu.hbm_efficiency);
+  w.key("gpu", "embedding_efficiency", c.gpu.embedding_efficiency);
+  if (c.gpu.embedding_half_row_bytes > 0) {
+    w.key("gpu", "embedding_half_row_bytes", bytes(c.gpu.embedding_half_row_bytes));
+  }
+  if (c.gpu.host_to_device_bytes_per_s > 0) {
+    w.key("gpu", "host_to_device_bandwidth", bandwidth(c.gpu.host_to_device_bytes_per_s));
+  }
   w.end();
 
   w.begin("intra_node");

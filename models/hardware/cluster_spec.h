@@ -22,6 +22,25 @@ struct GpuSpec {
   // Achieved fraction of peak for large GEMMs and for streaming HBM kernels.
   double gemm_efficiency = 1.0;
   double hbm_efficiency = 1.0;
+  // GEMM efficiency falls for small problems: eff(F) = gemm_efficiency * F / (F + half), F the
+  // FLOP of one GEMM; 0 means no falloff.
+  double gemm_half_flops = 0.0;
+  // Pooled embedding gathers reach embedding_efficiency of HBM bandwidth for long rows, less for
+  // short ones: eff(row) = embedding_efficiency * row / (row + half), row in bytes.
+  double embedding_efficiency = 1.0;
+  double embedding_half_row_bytes = 0.0;
+  // Pinned host-to-device copy bandwidth (0: unknown).
+  double host_to_device_bytes_per_s = 0.0;
+
+  double gemm_efficiency_at(double flops_per_gemm) const {
+    return gemm_half_flops > 0 ? gemm_efficiency * flops_per_gemm / (flops_per_gemm + gemm_half_flops)
+                               : gemm_efficiency;
+  }
+  double embedding_efficiency_at(double row_bytes) const {
+    return embedding_half_row_bytes > 0
+               ? embedding_efficiency * row_bytes / (row_bytes + embedding_half_row_bytes)
+               : embedding_efficiency;
+  }
 };
 
 // One class of link: line rate per direction, latency, and the fraction of line rate that
