@@ -231,3 +231,154 @@ TEST(CliTest, UnwritableOutputFailsBeforeSimulating) {
 
 }  // namespace
 }  // namespace trainsim::cli
+
+namespace trainsim::cli {
+namespace {
+
+// End offsets of the whitespace-separated fields of a line (columns are right-aligned).
+std::vector<std::size_t> field_ends(const std::string& line) {
+  std::vector<std::size_t> ends;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != ' ' && (i + 1 == line.size() || line[i + 1] == ' ')) ends.push_back(i + 1);
+  }
+  return ends;
+}
+
+std::vector<std::string> data_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#' && line[0] != '>') lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(CollectiveCliTest, TableHasTheColumnLayoutOfNcclTests) {
+  // The same size in a real log and in a prediction: every field must end in the same column.
+  const std::string real =
+      read_file(kSourceDir +
+                "/validation/nccl-tests/h100_10nodes_x1gpu_10ranks_nccl2.29.2_allcolls_xxrjun.log");
+  const std::string real_row = data_lines(real).front();  // 33554432 bytes of all_reduce
+  const Result r = run({"collective", "--op", "all_reduce", "--nodes", "10", "--gpus-per-node", "1",
+                        "-b", "32M", "-e", "64M", "-d", "double"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto rows = data_lines(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(field_ends(rows[0]), field_ends(real_row)) << rows[0] << "\n" << real_row;
+  EXPECT_EQ(rows[0].substr(0, 52), real_row.substr(0, 52));  // size, count, type, redop, root
+  // The header lines are nccl-tests' own, and the footer gives the mean busbw.
+  for (const char* header :
+       {"#       size         count      type   redop    root     time   algbw   busbw  #wrong",
+        "# Avg bus bandwidth    : ", "# Collective test starting: all_reduce_perf"}) {
+    EXPECT_NE(r.out.find(header), std::string::npos) << header;
+  }
+}
+
+TEST(CollectiveCliTest, SizesCountsAndBusFactorsFollowNcclTests) {
+  // alltoall on 10 ranks of doubles: 32 MiB rounds down to 33554400 bytes, 4194300 elements, and
+  // busbw = algbw x 9/10.
+  const Result r = run({"collective", "--op", "alltoall", "--nodes", "10", "--gpus-per-node", "1",
+                        "-b", "32M", "-e", "32M", "-d", "double", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& row = doc["rows"][0];
+  EXPECT_EQ(row["size_bytes"], 33554400);
+  EXPECT_EQ(row["count"], 4194300);
+  EXPECT_DOUBLE_EQ(row["busbw_gb_per_s"].get<double>(), row["algbw_gb_per_s"].get<double>() * 0.9);
+  EXPECT_DOUBLE_EQ(row["algbw_gb_per_s"].get<double>(),
+                   33554400 / (row["time_us"].get<double>() * 1e-6) / 1e9);
+}
+
+TEST(CollectiveCliTest, FlowAndAnalyticAgreeOnOneNode) {
+  const Result flow = run({"collective", "--op", "all_gather", "-b", "1M", "-e", "1G", "-f", "4",
+                           "--algo", "ring", "--format", "csv"});
+  const Result analytic = run({"collective", "--op", "all_gather", "-b", "1M", "-e", "1G", "-f",
+                               "4", "--algo", "ring", "--format", "csv", "--network", "analytic"});
+  ASSERT_EQ(flow.status, 0) << flow.err;
+  EXPECT_EQ(flow.out, analytic.out);
+}
+
+TEST(CollectiveCliTest, BadRequestsExitWithTwo) {
+  EXPECT_EQ(run({"collective", "--op", "hypercube"}).status, 2);
+  EXPECT_EQ(run({"collective", "--algo", "nvls", "--nodes", "2"}).status, 2);  // NVLS is one node
+  EXPECT_EQ(run({"collective", "-b", "1X"}).status, 2);
+  EXPECT_EQ(run({"collective", "-b", "8M", "-e", "1M"}).status, 2);
+  EXPECT_EQ(run({"collective", "--gpus-per-node", "9"}).status, 2);
+}
+
+TEST(CalibrateCliTest, BadLogsAreReportedWithFileAndLine) {
+  TempDir dir;
+  const std::string empty =
+      dir.write("empty.log", "# nccl-tests version 2.17.8\n# Avg bus bandwidth : 0\n");
+  Result r = run({"calibrate", "--nccl-tests", empty});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(empty + ": no data rows"), std::string::npos) << r.err;
+
+  const std::string unknown =
+      dir.write("unknown.log", "# Collective test starting: hypercube_perf\n");
+  r = run({"calibrate", "--nccl-tests", unknown});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(unknown + ":1:1: unknown collective 'hypercube_perf'"), std::string::npos)
+      << r.err;
+
+  const std::string bad_size =
+      dir.write("size.log",
+                "# Collective test starting: all_reduce_perf\n"
+                "#       size         count      type   redop    root     time   algbw   busbw "
+                "#wrong     time   algbw   busbw #wrong\n"
+                "    1048x76        262144     float     sum      -1    41.45   25.30   44.27      "
+                "0    42.10   24.90   43.58      0\n");
+  r = run({"calibrate", "--nccl-tests", bad_size});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(bad_size + ":3:1: the size column is not a whole number"), std::string::npos)
+      << r.err;
+
+  const std::string bench = dir.write(
+      "bench.jsonl", "{\"bench\":\"gemm\",\"gpu\":\"G\",\"dtype\":\"bf16\",\"time_s\":0.1}\n");
+  const std::string output = dir.file("out.yaml").string();
+  r = run({"calibrate", "--microbench", bench, "-o", output});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(bench + ":1:1: flops: missing field 'flops'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(output));
+}
+
+TEST(CalibrateCliTest, WritesACalibratedClusterThatLoadsAndPredicts) {
+  TempDir dir;
+  const std::string output = dir.file("calibrated.yaml").string();
+  const Result r = run(
+      {"calibrate", "--nccl-tests",
+       kSourceDir + "/validation/nccl-tests/h100x8_1node_allreduce_RING_nccl2.26.2_together.log",
+       "-o", output});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("busbw error per log"), std::string::npos);
+  const std::string yaml = read_file(output);
+  EXPECT_NE(yaml.find("h100x8_1node_allreduce_RING_nccl2.26.2_together.log"), std::string::npos);
+  // The calibrated cluster is a valid input for the other commands.
+  const Result again =
+      run({"collective", "--cluster", output, "-b", "1G", "-e", "1G", "--algo", "ring"});
+  EXPECT_EQ(again.status, 0) << again.err;
+}
+
+TEST(ValidateCliTest, RunsACaseAndReportsPass) {
+  const Result r = run({"validate", "--summary", "--case",
+                        kSourceDir + "/validation/collectives/h100-ring-allreduce.yaml"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos);
+  EXPECT_NE(r.out.find("1 case(s), 0 failed"), std::string::npos);
+}
+
+TEST(ValidateCliTest, FailsWhenTheToleranceIsMissed) {
+  TempDir dir;
+  const std::string c =
+      dir.write("tight.yaml",
+                "name: impossibly tight\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - log: " +
+                    kSourceDir +
+                    "/validation/nccl-tests/h100x8_1node_allreduce_RING_nccl2.26.2_together.log\n"
+                    "    algorithm: ring\nmax_mean_error: 0.01%\nmax_error: 0.01%\n");
+  const Result r = run({"validate", "--summary", "--case", c});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim::cli
