@@ -98,8 +98,6 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
       models::load_cluster_spec(resolve_config_path(vm["cluster"].as<std::string>()));
   const models::DenseModelSpec model =
       models::load_dense_model_spec(resolve_config_path(vm["model"].as<std::string>()));
-  models::check_model_fits_cluster(model, cluster);
-
   const std::vector<int> nodes = parse_node_list(vm["nodes"].as<std::string>());
   int largest = 0;
   for (const int n : nodes) {
@@ -109,6 +107,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     largest = std::max(largest, n);
   }
+  models::check_model_fits_cluster(model, cluster, largest);
   std::optional<std::string> trace_path;
   if (vm.count("trace")) {
     trace_path = vm["trace"].as<std::string>();

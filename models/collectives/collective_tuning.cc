@@ -73,7 +73,12 @@ AlgorithmTuning::Channels AlgorithmTuning::channels(double bytes, int default_ch
 
 AlgorithmTuning CollectiveTuning::of(Algorithm algorithm, Protocol protocol) const {
   const auto it = algorithms.find(algorithm);
-  if (it == algorithms.end()) return AlgorithmTuning{};
+  if (it == algorithms.end()) {
+    // Not calibrated: borrow the ring's Simple tuning (software latency, channel ramp), the one
+    // every calibration fits, so an uncalibrated algorithm does not look free to the picker.
+    if (algorithm == Algorithm::kRing) return AlgorithmTuning{};
+    return of(Algorithm::kRing, Protocol::kSimple);
+  }
   const auto p = it->second.find(protocol);
   return p == it->second.end() ? AlgorithmTuning{} : p->second;
 }

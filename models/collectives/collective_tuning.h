@@ -60,8 +60,9 @@ struct CollectiveTuning {
   std::map<Algorithm, std::map<Protocol, AlgorithmTuning>> algorithms;
   double pipeline_chunk_bytes = 512.0 * 1024.0;  // chunk of pipelined algorithms
 
-  // The tuning of an algorithm with a protocol: as configured, else the defaults (no software
-  // latency, full efficiency, no channel limit).
+  // The tuning of an algorithm with a protocol: as configured; for an algorithm with no tuning at
+  // all, the ring's Simple tuning; else the defaults (no software latency, full efficiency, no
+  // channel limit).
   AlgorithmTuning of(Algorithm algorithm, Protocol protocol = Protocol::kSimple) const;
   // The protocols configured for an algorithm (Simple alone if none).
   std::vector<Protocol> protocols(Algorithm algorithm) const;

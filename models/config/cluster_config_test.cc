@@ -59,7 +59,9 @@ TEST(ClusterConfigTest, ShippedClustersLoad) {
   const ClusterSpec h100 = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
   EXPECT_DOUBLE_EQ(h100.nic.link.bandwidth_bytes_per_s, 50e9);  // 400 Gb/s
   EXPECT_DOUBLE_EQ(h100.intra_node.gpu_link.bandwidth_bytes_per_s, 450e9);
-  EXPECT_EQ(h100.intra_node.gpu_link.latency, 1'250'000);  // 1.25 us in ps
+  EXPECT_EQ(h100.intra_node.gpu_link.latency, 129'000);  // "0.129 us" in ps
+  EXPECT_TRUE(h100.intra_node.nvls);
+  EXPECT_EQ(h100.collectives.protocols(Algorithm::kNvls).size(), 2u);  // simple and ll128
   EXPECT_DOUBLE_EQ(h100.gpu.peak_flops_per_s.at(Dtype::kBf16), 989e12);
 }
 

@@ -74,7 +74,8 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
   w.key("gpu", "hbm_bandwidth", bandwidth(c.gpu.hbm_bandwidth_bytes_per_s));
   w.key("gpu", "hbm_capacity", bytes(c.gpu.hbm_capacity_bytes));
   w.key("gpu", "gemm_efficiency", c.gpu.gemm_efficiency);
-  if (c.gpu.gemm_half_flops > 0) w.key("gpu", "gemm_half_flops", number(c.gpu.gemm_half_flops, 1e9, "GFLOP"));
+  if (c.gpu.gemm_half_flops > 0)
+    w.key("gpu", "gemm_half_flops", number(c.gpu.gemm_half_flops, 1e9, "GFLOP"));
   w.key("gpu", "hbm_efficiency", c.gpu.hbm_efficiency);
   w.key("gpu", "embedding_efficiency", c.gpu.embedding_efficiency);
   if (c.gpu.embedding_half_row_bytes > 0) {

@@ -1,5 +1,6 @@
 #include "models/config/model_config.h"
 
+#include "models/collectives/algorithms.h"
 #include "models/config/cluster_config.h"
 
 namespace trainsim::models {
@@ -27,6 +28,17 @@ DenseModelSpec parse_dense_model_spec(const ConfigNode& root) {
     if (auto overlap = ar_map.optional("overlap_with_backward")) {
       model.overlap_all_reduce = overlap->as_bool();
     }
+    if (auto algorithm = ar_map.optional("algorithm")) {
+      const std::string name = algorithm->as_string();
+      if (name != "auto") {
+        model.all_reduce_algorithm = parse_algorithm(name);
+        if (!model.all_reduce_algorithm) {
+          algorithm->fail("unknown algorithm '" + name +
+                          "' (auto, ring, tree, nvls, hierarchical)");
+        }
+        model.all_reduce_algorithm_location = algorithm->location();
+      }
+    }
     if (auto buckets = ar_map.optional("buckets")) {
       model.gradient_buckets = static_cast<int>(buckets->positive_integer());
       if (model.gradient_buckets > 1024) buckets->fail("at most 1024 buckets");
@@ -41,7 +53,8 @@ DenseModelSpec load_dense_model_spec(const std::string& path) {
   return parse_dense_model_spec(ConfigNode::load_file(path));
 }
 
-void check_model_fits_cluster(const DenseModelSpec& model, const ClusterSpec& cluster) {
+void check_model_fits_cluster(const DenseModelSpec& model, const ClusterSpec& cluster,
+                              int max_nodes) {
   if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
     throw ConfigError(model.compute_dtype_location,
                       "the GPU of cluster '" + cluster.name + "' (" + cluster.gpu.model + ", " +

@@ -33,8 +33,9 @@ struct GpuSpec {
   double host_to_device_bytes_per_s = 0.0;
 
   double gemm_efficiency_at(double flops_per_gemm) const {
-    return gemm_half_flops > 0 ? gemm_efficiency * flops_per_gemm / (flops_per_gemm + gemm_half_flops)
-                               : gemm_efficiency;
+    return gemm_half_flops > 0
+               ? gemm_efficiency * flops_per_gemm / (flops_per_gemm + gemm_half_flops)
+               : gemm_efficiency;
   }
   double embedding_efficiency_at(double row_bytes) const {
     return embedding_half_row_bytes > 0

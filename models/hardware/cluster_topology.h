@@ -20,7 +20,7 @@ struct ClusterTopology {
   Topology topology;
   int nodes = 0;
   int gpus_per_node = 0;
-  std::vector<VertexId> gpu_vertices;  // by global rank = node * gpus_per_node + local index
+  std::vector<VertexId> gpu_vertices;       // by global rank = node * gpus_per_node + local index
   std::vector<VertexId> nvswitch_vertices;  // by node; empty for PCIe nodes
 
   int gpu_count() const { return nodes * gpus_per_node; }

@@ -30,10 +30,10 @@ TEST(ClusterTopologyTest, DgxH100RoutesOverNvlinkInsideAndNicsAcross) {
   EXPECT_EQ(
       route_labels(router, ct.topology, ct.gpu(0, 3), ct.gpu(1, 4)),
       (std::vector<std::string>{"gpu-nic", "nic", "leaf-spine", "leaf-spine", "nic", "gpu-nic"}));
-  // NVLink carries 450 GB/s x 0.818 per direction.
+  // NVLink carries line rate x efficiency per direction; a GPU-to-GPU route crosses two links.
   const RouteId r = router.route(ct.gpu(0, 0), ct.gpu(0, 1));
-  EXPECT_DOUBLE_EQ(router.bottleneck_bandwidth(r), 450e9 * 0.818);
-  EXPECT_EQ(router.latency(r), 2 * 1'250'000);
+  EXPECT_DOUBLE_EQ(router.bottleneck_bandwidth(r), 450e9 * spec.intra_node.gpu_link.efficiency);
+  EXPECT_EQ(router.latency(r), 2 * spec.intra_node.gpu_link.latency);
 }
 
 TEST(ClusterTopologyTest, PcieServerCrossesSocketsAndSharesNics) {
@@ -61,13 +61,13 @@ TEST(ClusterTopologyTest, FatTreeUplinksFollowOversubscription) {
   spec.network.spines = 4;
   spec.network.oversubscription = 2.0;
   const ClusterTopology ct = build_cluster_topology(spec, 4);
-  // A leaf takes 2 nodes x 8 NICs = 16 ports of 50 GB/s x 0.97; half of that goes up, over 4
-  // spines: 16 * 48.5 / (2 * 4) = 97 GB/s per leaf-spine link.
+  // A leaf takes 2 nodes x 8 NICs = 16 ports of 50 GB/s x efficiency; half of that goes up,
+  // over 4 spines: 16 x 50 x efficiency / (2 x 4) per leaf-spine link.
   int uplinks = 0;
   for (const Link& l : ct.topology.links()) {
     if (l.label == "leaf-spine") {
       ++uplinks;
-      EXPECT_DOUBLE_EQ(l.bandwidth_bytes_per_s, 16 * 50e9 * 0.97 / 8);
+      EXPECT_DOUBLE_EQ(l.bandwidth_bytes_per_s, 16 * 50e9 * spec.nic.link.efficiency / 8);
     }
   }
   EXPECT_EQ(uplinks, 2 /*leaves*/ * 4 /*spines*/ * 2 /*directions*/);

@@ -61,6 +61,7 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
   m.batch_per_gpu = 500;  // 500 GFLOP at 100 TFLOP/s: 5 ms
   m.parameter_bytes = 100e6;
   m.compute_dtype = Dtype::kBf16;
+  m.all_reduce_algorithm = Algorithm::kRing;
   const ScalingStudy study = run_scaling_study(one_gpu_nodes(), m, {4, 1, 2, 4}, {});
   ASSERT_EQ(study.points.size(), 3u);
   const double bytes = 100e6;

@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include <optional>
+
+#include "models/collectives/collective_tuning.h"
 #include "models/config/config_error.h"
 #include "models/hardware/dtype.h"
 
@@ -21,6 +24,9 @@ struct DenseModelSpec {
   SourceLocation compute_dtype_location;
   bool overlap_all_reduce = false;  // all-reduce gradient buckets while backward runs
   int gradient_buckets = 1;
+  // All-reduce algorithm; unset: the fastest for each bucket's size (the picker).
+  std::optional<Algorithm> all_reduce_algorithm;
+  SourceLocation all_reduce_algorithm_location;
 };
 
 }  // namespace trainsim::models

@@ -5,7 +5,7 @@
 
 #include "engine/check.h"
 #include "engine/flow_network.h"
-#include "models/collectives/ring_collective.h"
+#include "models/collectives/algorithms.h"
 #include "models/hardware/cluster_topology.h"
 
 namespace trainsim::models {
@@ -34,8 +34,6 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
   const ClusterTopology cluster_topology = build_cluster_topology(cluster, nodes);
   FlowNetwork network(sim, cluster_topology.topology);
   const int ranks = cluster_topology.gpu_count();
-  const RingOrders rings =
-      make_node_rings(nodes, cluster.gpus_per_node, std::max(1, cluster.nic.count));
 
   // Compute split: forward, then backward in `buckets` equal pieces.
   const Time compute = dense_compute_time(model, cluster.gpu);
@@ -54,12 +52,19 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
   const CategoryId sync_cat = graph.add_category("sync");
 
   std::vector<std::unique_ptr<Collective>> collectives;
-  const Time analytic_bucket_time =
-      options.network == NetworkModel::kAnalytic
-          ? ring_collective_time(network.router(), cluster_topology.gpu_vertices, rings,
-                                 ring_all_reduce_schedule(bucket_bytes, ranks,
-                                                          static_cast<int>(rings.size())))
-          : 0;
+  // Every bucket has the same size, so one algorithm choice serves them all.
+  CollectiveRequest bucket_request;
+  bucket_request.op = CollectiveOp::kAllReduce;
+  bucket_request.bytes = bucket_bytes;
+  const PickedAlgorithm picked =
+      model.all_reduce_algorithm
+          ? pick_protocol(network.router(), cluster, cluster_topology,
+                          {CollectiveOp::kAllReduce, *model.all_reduce_algorithm, bucket_bytes})
+          : pick_algorithm(network.router(), cluster, cluster_topology, CollectiveOp::kAllReduce,
+                           bucket_bytes);
+  bucket_request.algorithm = picked.algorithm;
+  bucket_request.protocol = picked.protocol;
+  const Time analytic_bucket_time = picked.analytic_time;
 
   std::vector<StepTasks> steps(options.steps);
   std::vector<std::vector<TaskId>> compute_tasks(options.steps);
@@ -68,9 +73,8 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
     std::vector<Collective*> bucket_collectives;
     for (int b = 0; b < buckets; ++b) {
       if (options.network == NetworkModel::kFlow) {
-        collectives.push_back(std::make_unique<RingCollective>(
-            sim, network, cluster_topology.gpu_vertices, rings,
-            ring_all_reduce_schedule(bucket_bytes, ranks, static_cast<int>(rings.size()))));
+        collectives.push_back(
+            make_flow_collective(sim, network, cluster, cluster_topology, bucket_request));
       } else {
         collectives.push_back(
             std::make_unique<AnalyticCollective>(sim, ranks, analytic_bucket_time));

@@ -33,6 +33,7 @@ DenseModelSpec small_model(double parameter_bytes, bool overlap, int buckets) {
   m.compute_dtype = Dtype::kBf16;
   m.overlap_all_reduce = overlap;
   m.gradient_buckets = buckets;
+  m.all_reduce_algorithm = Algorithm::kRing;
   return m;
 }
 
