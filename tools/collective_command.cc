@@ -6,6 +6,8 @@
 #include <memory>
 #include <sstream>
 
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
@@ -54,6 +56,9 @@ po::options_description collective_options() {
     ("algo", po::value<std::string>()->default_value("auto"),
      "auto (fastest by the analytic model, per size), ring, tree, nvls, hierarchical, direct, "
      "2d or p2p")
+    ("threads", po::value<int>()->default_value(0),
+     "worker threads for flow simulations, one size per task (0: all cores); the output does "
+     "not depend on it")
     ("network", po::value<std::string>()->default_value("flow"),
      "flow (every transfer a flow on the fabric) or analytic (alpha-beta, no contention)")
     ("format", po::value<std::string>()->default_value("nccl-tests"),
@@ -191,41 +196,56 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
 
   const models::ClusterTopology topology = models::build_cluster_topology(cluster, nodes);
-  Simulation sim;
-  FlowNetwork flows(sim, topology.topology);
-  Router& router = flows.router();
-  models::AnalyticCache cache;
+  // Pick algorithms (analytic, fast) in order, then simulate each size on its own: sizes are
+  // independent simulations, run in parallel; results land in their own slots, so the output
+  // is the same for any thread count.
   std::vector<Row> rows;
-  for (long long requested = min_bytes; requested <= max_bytes; requested *= factor) {
-    Row row;
-    row.size = models::nccl_tests_size(*op, requested, type->bytes, ranks);
-    row.count = models::nccl_tests_count(*op, row.size, type->bytes, ranks);
-    const double bytes = static_cast<double>(row.size);
-    Time analytic = -1;
-    if (forced) {
-      row.algorithm = *forced;
-    } else {
-      const auto picked = models::pick_algorithm(router, cluster, topology, *op, bytes, &cache);
-      row.algorithm = picked.algorithm;
-      analytic = picked.analytic_time;
+  std::vector<models::CollectiveRequest> requests;
+  {
+    Router router(topology.topology);
+    models::AnalyticCache cache;
+    for (long long requested = min_bytes; requested <= max_bytes; requested *= factor) {
+      Row row;
+      row.size = models::nccl_tests_size(*op, requested, type->bytes, ranks);
+      row.count = models::nccl_tests_count(*op, row.size, type->bytes, ranks);
+      const double bytes = static_cast<double>(row.size);
+      models::CollectiveRequest request{*op, Algorithm::kRing, bytes, root};
+      models::PickedAlgorithm picked;
+      if (forced) {
+        request.algorithm = *forced;
+        picked = models::pick_protocol(router, cluster, topology, request, &cache);
+      } else {
+        picked = models::pick_algorithm(router, cluster, topology, *op, bytes, &cache);
+      }
+      row.algorithm = request.algorithm = picked.algorithm;
+      row.protocol = picked.protocol;
+      request.protocol = picked.protocol;
+      row.time = picked.analytic_time;
+      rows.push_back(row);
+      requests.push_back(request);
+      if (requested > max_bytes / factor) break;
     }
-    const models::CollectiveRequest request{*op, row.algorithm, bytes, root};
-    if (network == "analytic") {
-      row.time = analytic >= 0
-                     ? analytic
-                     : models::analytic_collective_time(router, cluster, topology, request, &cache);
-    } else {
-      const Time start = sim.now();
-      auto collective = models::make_flow_collective(sim, flows, cluster, topology, request);
-      for (int r = 0; r < ranks; ++r) collective->join(r, [] {});
-      sim.run();
-      row.time = sim.now() - start;
-    }
+  }
+  if (network == "flow") {
+    const int threads = vm["threads"].as<int>();
+    if (threads < 0) throw UsageError("--threads must not be negative");
+    tbb::task_arena arena(threads == 0 ? tbb::task_arena::automatic : threads);
+    arena.execute([&] {
+      tbb::parallel_for(std::size_t{0}, rows.size(), [&](std::size_t i) {
+        Simulation sim;
+        FlowNetwork flows(sim, topology.topology);
+        auto collective = models::make_flow_collective(sim, flows, cluster, topology, requests[i]);
+        for (int r = 0; r < ranks; ++r) collective->join(r, [] {});
+        sim.run();
+        rows[i].time = sim.now();
+      });
+    });
+  }
+  for (Row& row : rows) {
     const double seconds = to_seconds(row.time);
-    row.algbw = row.size == 0 || seconds == 0.0 ? 0.0 : bytes / seconds / 1e9;
+    row.algbw =
+        row.size == 0 || seconds == 0.0 ? 0.0 : static_cast<double>(row.size) / seconds / 1e9;
     row.busbw = row.algbw * models::bus_bandwidth_factor(*op, ranks);
-    rows.push_back(row);
-    if (requested > max_bytes / factor) break;
   }
 
   std::ostringstream text;

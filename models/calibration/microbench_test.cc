@@ -112,3 +112,44 @@ TEST(MicrobenchTest, RejectsBadJsonUnknownBenchAndWrongTypes) {
 
 }  // namespace
 }  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+// The synthetic samples shipped in tools/microbench/sample/ (see its README for the formulas
+// they were generated from): the fits must return the formulas' parameters.
+TEST(MicrobenchTest, FitsTheShippedSampleFiles) {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/tools/microbench/sample/";
+  std::vector<MicrobenchRecord> records;
+  for (const char* file :
+       {"gemm.jsonl", "hbm.jsonl", "embedding.jsonl", "copy.jsonl", "nccl.jsonl"}) {
+    const auto read = read_microbench(dir + file);
+    records.insert(records.end(), read.begin(), read.end());
+  }
+  const MicrobenchFit fit = fit_microbench(h100(), records);
+  // gemm: tflops = 0.80 F / (F + 2e10) x 989.
+  EXPECT_NEAR(fit.gpu.gemm_efficiency, 0.80, 1e-3);
+  EXPECT_NEAR(fit.gpu.gemm_half_flops, 2e10, 2e10 * 1e-2);
+  // hbm: gbps = 0.9 x 3350 x b / (b + 8e6); the fit averages the transfers of 256 MiB and more.
+  double expected = 0.0;
+  int large = 0;
+  for (const auto& r : records) {
+    if (r.bench == "hbm" && r.bytes >= 256.0 * 1024 * 1024) {
+      expected += 0.9 * r.bytes / (r.bytes + 8e6);
+      ++large;
+    }
+  }
+  ASSERT_GT(large, 0);
+  EXPECT_NEAR(fit.gpu.hbm_efficiency, expected / large, 1e-4);
+  // embedding: gbps = 0.6 x 3350 x row / (row + 128).
+  EXPECT_NEAR(fit.gpu.embedding_efficiency, 0.6, 1e-3);
+  EXPECT_NEAR(fit.gpu.embedding_half_row_bytes, 128, 1.0);
+  // h2d: gbps = 55 b / (b + 2e5): the largest copy (1 GiB) is the best.
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_NEAR(fit.gpu.host_to_device_bytes_per_s, 55e9 * gib / (gib + 2e5), 1e6);
+  ASSERT_EQ(fit.nccl.size(), 1u);
+  EXPECT_EQ(fit.nccl[0].run.ranks, 8);
+}
+
+}  // namespace
+}  // namespace trainsim::models

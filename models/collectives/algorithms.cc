@@ -14,6 +14,17 @@ namespace {
 
 int default_ring_channels(const ClusterSpec& cluster) { return std::max(1, cluster.nic.count); }
 
+// Rings of a node-rotated family repeat after `distinct` channels (one per local GPU): channels
+// beyond that are identical rings, which share links exactly like one ring carrying their
+// combined data and throughput. Merge them (fewer flows, same times).
+AlgorithmTuning::Channels merged_rings(AlgorithmTuning::Channels channels, int distinct) {
+  if (channels.count <= distinct) return channels;
+  const double total = channels.total_cap();
+  channels.count = std::max(1, distinct);
+  channels.rate_cap = total / channels.count;
+  return channels;
+}
+
 // One ring collective on a group of participants.
 struct RingPart {
   std::vector<int> members;  // participant indices, in base ring order
@@ -93,8 +104,8 @@ std::vector<HierarchicalPhase> hierarchical_phases(const ClusterSpec& cluster, i
   std::vector<HierarchicalPhase> phases(3);
   // Phase 1 and 3: reduce-scatter then all-gather of the whole buffer inside each node, G-1 steps
   // of S / (C G). Phase 2: all-reduce of the node's 1/G shard among the same local index.
-  const auto intra = tuning.channels(wire, default_ring_channels(cluster));
-  const auto inter = tuning.channels(wire / g, 1);
+  const auto intra = merged_rings(tuning.channels(wire, default_ring_channels(cluster)), g);
+  const auto inter = merged_rings(tuning.channels(wire / g, 1), 1);
   const int intra_channels = intra.count;
   const int inter_channels = inter.count;
   for (int p : {0, 2}) {
@@ -151,7 +162,7 @@ std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
     case Algorithm::kRing: {
       // Broadcast / reduce: a pipelined chain per channel along the rotated ring from the root
       // (broadcast) or towards it (reduce).
-      const auto ch = tuning.channels(wire, default_ring_channels(cluster));
+      const auto ch = merged_rings(tuning.channels(wire, default_ring_channels(cluster)), g);
       const int channels = ch.count;
       const RingOrders rings = make_node_rings(nodes, g, channels);
       for (const auto& ring : rings) {
@@ -330,7 +341,8 @@ RingPart ring_part(const ClusterSpec& cluster, const ClusterTopology& topology,
   RingPart part;
   part.members.resize(p);
   std::iota(part.members.begin(), part.members.end(), 0);
-  const auto ch = tuning.channels(wire, default_ring_channels(cluster));
+  const auto ch =
+      merged_rings(tuning.channels(wire, default_ring_channels(cluster)), topology.gpus_per_node);
   const int channels = ch.count;
   part.rings = make_node_rings(topology.nodes, topology.gpus_per_node, channels);
   if (request.op == CollectiveOp::kAllReduce) {

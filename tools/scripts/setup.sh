@@ -11,7 +11,7 @@ shift || true
 packages=(
   g++ cmake make
   libboost-graph-dev libboost-program-options-dev
-  libyaml-cpp-dev nlohmann-json3-dev
+  libyaml-cpp-dev nlohmann-json3-dev libtbb-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   time
 )
