@@ -169,13 +169,32 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   if (vm.count("output"))
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
 
-  const models::CalibrationResult result = models::calibrate_collectives(base, runs);
+  models::CalibrationResult result;
+  result.cluster = start;
+  if (!runs.empty()) result = models::calibrate_collectives(start, runs);
 
   std::ostringstream text;
   text << "calibrated " << base.name << " (" << cluster_path << ") against " << sources.size()
-       << " log(s), " << runs.size() << " run(s), " << result.rows.size()
-       << " rows\n\nfitted parameters:\n";
+       << " file(s): " << runs.size() << " collective run(s), " << result.rows.size()
+       << " rows\n\n";
   std::map<std::string, std::string> notes;
+  if (gpu_fit) {
+    text << "GPU efficiency from microbenchmarks:\n";
+    for (const auto& f : gpu_fit->fits) {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "  %-14s %s (%d samples, fit error mean %.1f%%, max %.1f%%)\n", f.what.c_str(),
+                    f.summary.c_str(), f.samples, 100 * f.mean_abs_error, 100 * f.max_abs_error);
+      text << line;
+    }
+    text << "\n";
+    for (const char* key : {"gpu.gemm_efficiency", "gpu.gemm_half_flops", "gpu.hbm_efficiency",
+                            "gpu.embedding_efficiency", "gpu.embedding_half_row_bytes",
+                            "gpu.host_to_device_bandwidth"}) {
+      notes[key] = "fitted by trainsim calibrate from microbenchmarks";
+    }
+  }
+  if (!runs.empty()) text << "fitted parameters:\n";
   for (const auto& p : result.parameters) {
     char line[256];
     std::snprintf(line, sizeof line, "  %-52s %s\n", p.key.c_str(), display_value(p).c_str());
@@ -195,9 +214,12 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   if (output_file) {
     std::vector<std::string> header = {"Calibrated by trainsim " + std::string(kTrainsimVersion) +
                                        " calibrate from " + cluster_path +
-                                       " against these nccl-tests logs:"};
+                                       " against these measurements:"};
     for (const std::string& s : sources) header.push_back("  " + s);
-    header.push_back(format("rms log(predicted/measured time) error: %.4f", result.rms_log_error));
+    if (!runs.empty()) {
+      header.push_back(
+          format("rms log(predicted/measured time) error: %.4f", result.rms_log_error));
+    }
     for (const auto& e : models::summarize_errors(result.rows, min_bytes)) {
       header.push_back(base_name(e.source) +
                        format(": mean busbw error %.1f%%", 100 * e.mean_abs_error) +
