@@ -394,12 +394,14 @@ Time analytic_time_with(Router& router, const ClusterSpec& cluster, const Cluste
                         const CollectiveRequest& request, const AlgorithmTuning& tuning,
                         const std::string& cache_prefix, AnalyticCache* cache) {
   // Ring shapes depend on the group and channel count only; cache them when asked to.
+  RingShape uncached;
   auto shape = [&](const std::string& key, const std::vector<VertexId>& vertices,
-                   const RingOrders& rings) -> RingShape {
-    if (!cache) return ring_shape(router, vertices, rings);
+                   const RingOrders& rings) -> const RingShape& {
+    if (!cache) return uncached = ring_shape(router, vertices, rings);
     auto it = cache->rings.find(key);
-    if (it == cache->rings.end())
+    if (it == cache->rings.end()) {
       it = cache->rings.emplace(key, ring_shape(router, vertices, rings)).first;
+    }
     return it->second;
   };
   if (topology.gpu_count() == 1) return tuning.software_latency;
@@ -415,12 +417,19 @@ Time analytic_time_with(Router& router, const ClusterSpec& cluster, const Cluste
     for (const auto& phase : hierarchical_phases(cluster, topology.nodes, request.bytes, tuning)) {
       Time slowest = 0;
       int group = 0;
+      const RingShape* previous = nullptr;
+      Time previous_time = 0;
       for (const auto& members : phase.groups) {
         const std::string key = cache_prefix + "h" + std::to_string(phase_index) + "/" +
                                 std::to_string(group++) + "/" + std::to_string(phase.channels);
-        slowest = std::max(slowest, ring_collective_time(shape(key, vertices_of(topology, members),
-                                                               phase_rings(phase, members.size())),
-                                                         phase.schedule));
+        const RingShape& group_shape =
+            shape(key, vertices_of(topology, members), phase_rings(phase, members.size()));
+        // Groups on a symmetric fabric have equal shapes: evaluate each distinct shape once.
+        if (!previous || !(previous->channels == group_shape.channels) || !cache) {
+          previous_time = ring_collective_time(group_shape, phase.schedule);
+        }
+        previous = cache ? &group_shape : nullptr;
+        slowest = std::max(slowest, previous_time);
       }
       total += slowest;
       ++phase_index;
