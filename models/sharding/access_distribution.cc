@@ -1,0 +1,182 @@
+#include "models/sharding/access_distribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/check.h"
+#include "engine/simulation.h"
+
+namespace trainsim::models {
+
+namespace {
+
+// Ranks summed term by term before switching to the integral approximation.
+constexpr double kExactTerms = 4096;
+
+// 1 - (1 - p)^n without cancellation for small p.
+double hit_probability(double p, double n) { return -std::expm1(n * std::log1p(-std::min(p, 1.0))); }
+
+}  // namespace
+
+AccessDistribution AccessDistribution::uniform(double rows) {
+  AccessDistribution d;
+  d.kind_ = Kind::kUniform;
+  d.rows_ = rows;
+  d.norm_ = 1.0 / rows;
+  return d;
+}
+
+AccessDistribution AccessDistribution::zipf(double rows, double alpha) {
+  if (alpha == 0.0) return uniform(rows);
+  AccessDistribution d;
+  d.kind_ = Kind::kZipf;
+  d.rows_ = rows;
+  d.alpha_ = alpha;
+  d.norm_ = 1.0 / d.zipf_sum(1, rows);
+  return d;
+}
+
+AccessDistribution AccessDistribution::histogram(double rows, std::vector<double> counts, double other) {
+  TRAINSIM_ASSERT(counts.size() <= rows, "histogram longer than the table");
+  AccessDistribution d;
+  d.kind_ = Kind::kHistogram;
+  d.rows_ = rows;
+  std::sort(counts.begin(), counts.end(), std::greater<>());
+  d.head_ = std::move(counts);
+  d.head_prefix_.resize(d.head_.size() + 1, 0.0);
+  for (std::size_t i = 0; i < d.head_.size(); ++i) d.head_prefix_[i + 1] = d.head_prefix_[i] + d.head_[i];
+  const double rest_rows = rows - static_cast<double>(d.head_.size());
+  d.other_per_row_ = rest_rows > 0 ? other / rest_rows : 0.0;
+  const double total = d.head_prefix_.back() + (rest_rows > 0 ? other : 0.0);
+  TRAINSIM_ASSERT(total > 0, "histogram without accesses");
+  d.norm_ = 1.0 / total;
+  return d;
+}
+
+double AccessDistribution::zipf_sum(double first, double last) const {
+  if (last < first) return 0.0;
+  double sum = 0.0;
+  const double exact_end = std::min(last, std::max(first, kExactTerms) - 1);
+  for (double k = first; k <= exact_end; k += 1) sum += std::pow(k, -alpha_);
+  const double from = std::max(first, exact_end + 1);
+  if (from <= last) {
+    // Integral of x^-alpha over [from - 1/2, last + 1/2] (midpoint rule, error ~ alpha/(24 from^2)).
+    const double a = from - 0.5;
+    const double b = last + 0.5;
+    if (std::abs(alpha_ - 1.0) < 1e-12) {
+      sum += std::log(b / a);
+    } else {
+      sum += (std::pow(b, 1 - alpha_) - std::pow(a, 1 - alpha_)) / (1 - alpha_);
+    }
+  }
+  return sum;
+}
+
+double AccessDistribution::probability(double rank) const {
+  switch (kind_) {
+    case Kind::kUniform:
+      return norm_;
+    case Kind::kZipf:
+      return norm_ * std::pow(rank, -alpha_);
+    case Kind::kHistogram:
+      return rank <= static_cast<double>(head_.size()) ? norm_ * head_[static_cast<std::size_t>(rank) - 1]
+                                                     : norm_ * other_per_row_;
+  }
+  return 0.0;
+}
+
+double AccessDistribution::mass(double first, double last) const {
+  first = std::max(first, 1.0);
+  last = std::min(last, rows_);
+  if (last < first) return 0.0;
+  switch (kind_) {
+    case Kind::kUniform:
+      return (last - first + 1) * norm_;
+    case Kind::kZipf:
+      return norm_ * zipf_sum(first, last);
+    case Kind::kHistogram: {
+      const double head = static_cast<double>(head_.size());
+      double sum = 0.0;
+      if (first <= head) {
+        const auto lo = static_cast<std::size_t>(first) - 1;
+        const auto hi = static_cast<std::size_t>(std::min(last, head));
+        sum += head_prefix_[hi] - head_prefix_[lo];
+      }
+      const double tail_first = std::max(first, head + 1);
+      if (tail_first <= last) sum += (last - tail_first + 1) * other_per_row_;
+      return norm_ * sum;
+    }
+  }
+  return 0.0;
+}
+
+double AccessDistribution::expected_unique(double lookups, double first, double last) const {
+  first = std::max(first, 1.0);
+  last = std::min(last, rows_);
+  if (last < first || lookups <= 0) return 0.0;
+  double unique = 0.0;
+  const double exact_end =
+      std::min(last, std::max(first + kExactTerms - 1, static_cast<double>(head_.size())));
+  for (double k = first; k <= exact_end; k += 1) unique += hit_probability(probability(k), lookups);
+  if (exact_end < last) {
+    if (kind_ == Kind::kZipf) {
+      // Integrate 1 - exp(-n p(x)) over [exact_end + 1/2, last + 1/2] in log space (Simpson).
+      const double a = std::log(exact_end + 0.5);
+      const double b = std::log(last + 0.5);
+      const int steps = 512;
+      const double h = (b - a) / steps;
+      double s = 0.0;
+      for (int i = 0; i <= steps; ++i) {
+        const double x = std::exp(a + i * h);
+        const double f = x * -std::expm1(-lookups * norm_ * std::pow(x, -alpha_));
+        s += f * (i == 0 || i == steps ? 1 : (i % 2 ? 4 : 2));
+      }
+      unique += s * h / 3;
+    } else {
+      // Flat tail: every remaining row has the same probability.
+      unique += (last - exact_end) * hit_probability(probability(last), lookups);
+    }
+  }
+  return unique;
+}
+
+int AccessDistribution::shard_of(double rank, int shards, std::uint64_t salt) {
+  return static_cast<int>(mix64(static_cast<std::uint64_t>(rank) ^ mix64(salt)) % static_cast<std::uint64_t>(shards));
+}
+
+std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint64_t salt, double exact_head) const {
+  std::vector<double> mass_of(shards, 0.0);
+  const double head = std::min(exact_head, rows_);
+  for (double k = 1; k <= head; k += 1) mass_of[shard_of(k, shards, salt)] += probability(k);
+  const double tail = mass(head + 1, rows_);
+  for (double& m : mass_of) m += tail / shards;
+  return mass_of;
+}
+
+std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double lookups, std::uint64_t salt,
+                                                            double exact_head) const {
+  std::vector<double> unique(shards, 0.0);
+  const double head = std::min(exact_head, rows_);
+  for (double k = 1; k <= head; k += 1) unique[shard_of(k, shards, salt)] += hit_probability(probability(k), lookups);
+  const double tail = expected_unique(lookups, head + 1, rows_);
+  for (double& u : unique) u += tail / shards;
+  return unique;
+}
+
+std::string AccessDistribution::describe() const {
+  char buffer[96];
+  switch (kind_) {
+    case Kind::kUniform:
+      return "uniform";
+    case Kind::kZipf:
+      std::snprintf(buffer, sizeof buffer, "zipf(alpha=%g)", alpha_);
+      return buffer;
+    case Kind::kHistogram:
+      std::snprintf(buffer, sizeof buffer, "histogram(%zu rows)", head_.size());
+      return buffer;
+  }
+  return "?";
+}
+
+}  // namespace trainsim::models

@@ -1,0 +1,59 @@
+// How often each row of an embedding table is looked up: uniform, Zipf with exponent alpha over
+// the rows ranked by popularity, or a measured histogram of the most popular rows. Gives the mass
+// of any range of ranks, the expected number of distinct rows hit by n lookups (in-batch
+// deduplication), and the load each shard gets when rows are placed by hashing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim::models {
+
+class AccessDistribution {
+ public:
+  static AccessDistribution uniform(double rows);
+  static AccessDistribution zipf(double rows, double alpha);
+  // `counts[i]` is the access count of the (i+1)-th most popular row; `other` the total count of
+  // all remaining rows, spread evenly over them.
+  static AccessDistribution histogram(double rows, std::vector<double> counts, double other);
+
+  double rows() const { return rows_; }
+  // Probability that one lookup hits the row of popularity rank `rank` (1-based).
+  double probability(double rank) const;
+  // Probability mass of ranks [first, last] (1-based, inclusive).
+  double mass(double first, double last) const;
+  double max_probability() const { return probability(1); }
+
+  // Expected distinct rows among ranks [first, last] hit by `lookups` independent lookups over
+  // the whole table: sum of 1 - (1 - p)^n, computed exactly for the head and by integration for
+  // the tail.
+  double expected_unique(double lookups, double first, double last) const;
+  double expected_unique(double lookups) const { return expected_unique(lookups, 1, rows_); }
+
+  // The share of lookups each of `shards` shards receives when rows are placed by a hash of the
+  // row (rank): the `exact_head` most popular rows are hashed explicitly, the rest spread evenly.
+  std::vector<double> hashed_shard_mass(int shards, std::uint64_t salt, double exact_head = 65536) const;
+  // Expected distinct rows per shard for `lookups` lookups, same placement.
+  std::vector<double> hashed_shard_unique(int shards, double lookups, std::uint64_t salt,
+                                          double exact_head = 65536) const;
+
+  // Shard of a row rank under the hash placement above.
+  static int shard_of(double rank, int shards, std::uint64_t salt);
+
+  std::string describe() const;
+
+ private:
+  enum class Kind { kUniform, kZipf, kHistogram };
+  double zipf_sum(double first, double last) const;  // sum of k^-alpha over [first, last]
+
+  Kind kind_ = Kind::kUniform;
+  double rows_ = 1;
+  double alpha_ = 0;
+  double norm_ = 1;  // Zipf: 1 / H(rows, alpha); histogram: 1 / total count
+  std::vector<double> head_;         // histogram counts of the top rows
+  std::vector<double> head_prefix_;  // prefix sums of head_
+  double other_per_row_ = 0.0;
+};
+
+}  // namespace trainsim::models

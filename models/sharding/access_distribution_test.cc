@@ -1,0 +1,102 @@
+// Access distributions against closed forms and brute-force samples.
+#include "models/sharding/access_distribution.h"
+
+#include <cmath>
+#include <random>
+#include <unordered_set>
+
+#include <gtest/gtest.h>
+
+namespace trainsim::models {
+namespace {
+
+TEST(AccessDistributionTest, ZipfMassesSumToOneAndMatchDirectSums) {
+  for (const double alpha : {0.5, 0.9, 1.0, 1.1, 1.3}) {
+    for (const double rows : {10.0, 1e5, 4e7}) {
+      const auto d = AccessDistribution::zipf(rows, alpha);
+      EXPECT_NEAR(d.mass(1, rows), 1.0, 1e-9) << alpha << " " << rows;
+    }
+    // Against the sum of k^-alpha computed directly.
+    const double rows = 1e5;
+    double total = 0.0, head = 0.0;
+    for (int k = 1; k <= rows; ++k) {
+      total += std::pow(k, -alpha);
+      if (k <= 1000) head += std::pow(k, -alpha);
+    }
+    const auto d = AccessDistribution::zipf(rows, alpha);
+    EXPECT_NEAR(d.mass(1, 1000), head / total, 1e-6 * head / total) << alpha;
+    EXPECT_NEAR(d.probability(1), 1.0 / total, 1e-6 / total) << alpha;
+  }
+}
+
+TEST(AccessDistributionTest, UniqueRowsMatchTheClosedFormForUniformAccess) {
+  // n draws over N equally likely rows hit N (1 - (1 - 1/N)^n) distinct rows on average.
+  const double rows = 1e6;
+  const auto d = AccessDistribution::uniform(rows);
+  for (const double n : {1e3, 1e5, 1e6, 1e7}) {
+    EXPECT_NEAR(d.expected_unique(n), rows * (1 - std::pow(1 - 1 / rows, n)), 1e-6 * rows) << n;
+  }
+}
+
+TEST(AccessDistributionTest, UniqueRowsMatchABruteForceSampleUnderZipf) {
+  // Draw n ids from Zipf(1.1) over 1e6 rows and count distinct ones, against the formula.
+  const double rows = 1e6;
+  const double alpha = 1.1;
+  std::vector<double> weights(static_cast<std::size_t>(rows));
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = std::pow(static_cast<double>(i + 1), -alpha);
+  std::discrete_distribution<std::size_t> draw(weights.begin(), weights.end());
+  std::mt19937_64 rng(2026);
+  const auto d = AccessDistribution::zipf(rows, alpha);
+  for (const int n : {10000, 200000}) {
+    double mean_unique = 0.0;
+    const int trials = 5;
+    for (int t = 0; t < trials; ++t) {
+      std::unordered_set<std::size_t> seen;
+      for (int i = 0; i < n; ++i) seen.insert(draw(rng));
+      mean_unique += static_cast<double>(seen.size()) / trials;
+    }
+    EXPECT_NEAR(d.expected_unique(n) / mean_unique, 1.0, 0.01) << n;
+  }
+}
+
+TEST(AccessDistributionTest, HashingBoundsTheBalanceByTheHottestRow) {
+  // Rows hashed to shards: the shard holding the hottest row gets at least p_max, the mean is
+  // 1 / shards, so max / mean >= shards x p_max.
+  const auto d = AccessDistribution::zipf(4e7, 1.1);
+  for (const int shards : {8, 64, 256}) {
+    const auto mass = d.hashed_shard_mass(shards, 7);
+    double total = 0.0, most = 0.0;
+    for (const double m : mass) {
+      total += m;
+      most = std::max(most, m);
+    }
+    EXPECT_NEAR(total, 1.0, 1e-9);
+    EXPECT_GE(most / (total / shards), shards * d.max_probability()) << shards;
+  }
+  // Uniform access spreads evenly.
+  const auto flat = AccessDistribution::uniform(4e7);
+  for (const double m : flat.hashed_shard_mass(64, 7)) EXPECT_NEAR(m * 64, 1.0, 1e-3);
+}
+
+TEST(AccessDistributionTest, ShardUniquesAddUpToTheTable) {
+  const auto d = AccessDistribution::zipf(4e7, 0.9);
+  const double lookups = 2e6;
+  double sum = 0.0;
+  for (const double u : d.hashed_shard_unique(16, lookups, 3)) sum += u;
+  EXPECT_NEAR(sum / d.expected_unique(lookups), 1.0, 1e-6);  // head summed vs integrated
+}
+
+TEST(AccessDistributionTest, HistogramOfHotRowsWithAnEvenTail) {
+  // 3 hot rows with counts 50, 30, 10, and 10 accesses spread over the other 7 rows: 100 in all.
+  const auto d = AccessDistribution::histogram(10, {10, 50, 30}, 10);
+  EXPECT_DOUBLE_EQ(d.probability(1), 0.5);
+  EXPECT_DOUBLE_EQ(d.probability(3), 0.1);
+  EXPECT_NEAR(d.probability(4), 10.0 / 7 / 100, 1e-15);
+  EXPECT_NEAR(d.mass(1, 10), 1.0, 1e-12);
+  EXPECT_NEAR(d.mass(2, 5), 0.3 + 0.1 + 2 * 10.0 / 7 / 100, 1e-12);
+  // One lookup hits one row.
+  EXPECT_NEAR(d.expected_unique(1), 1.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace trainsim::models
