@@ -10,6 +10,9 @@ DenseModelSpec parse_dense_model_spec(const ConfigNode& root) {
   DenseModelSpec model;
   model.source_file = root.file();
   model.name = map.required("name").as_string();
+  if (auto kind = map.optional("kind")) {
+    if (kind->as_string() != "dense") kind->fail("a dense model file has kind: dense");
+  }
   if (auto d = map.optional("description")) model.description = d->as_string();
   model.flops_per_example = map.required("flops_per_example").positive_quantity(Dimension::kFlops);
   if (auto f = map.optional("backward_flops_fraction")) {

@@ -15,7 +15,9 @@ namespace {
 constexpr double kExactTerms = 4096;
 
 // 1 - (1 - p)^n without cancellation for small p.
-double hit_probability(double p, double n) { return -std::expm1(n * std::log1p(-std::min(p, 1.0))); }
+double hit_probability(double p, double n) {
+  return -std::expm1(n * std::log1p(-std::min(p, 1.0)));
+}
 
 }  // namespace
 
@@ -37,7 +39,8 @@ AccessDistribution AccessDistribution::zipf(double rows, double alpha) {
   return d;
 }
 
-AccessDistribution AccessDistribution::histogram(double rows, std::vector<double> counts, double other) {
+AccessDistribution AccessDistribution::histogram(double rows, std::vector<double> counts,
+                                                 double other) {
   TRAINSIM_ASSERT(counts.size() <= rows, "histogram longer than the table");
   AccessDistribution d;
   d.kind_ = Kind::kHistogram;
@@ -45,7 +48,8 @@ AccessDistribution AccessDistribution::histogram(double rows, std::vector<double
   std::sort(counts.begin(), counts.end(), std::greater<>());
   d.head_ = std::move(counts);
   d.head_prefix_.resize(d.head_.size() + 1, 0.0);
-  for (std::size_t i = 0; i < d.head_.size(); ++i) d.head_prefix_[i + 1] = d.head_prefix_[i] + d.head_[i];
+  for (std::size_t i = 0; i < d.head_.size(); ++i)
+    d.head_prefix_[i + 1] = d.head_prefix_[i] + d.head_[i];
   const double rest_rows = rows - static_cast<double>(d.head_.size());
   d.other_per_row_ = rest_rows > 0 ? other / rest_rows : 0.0;
   const double total = d.head_prefix_.back() + (rest_rows > 0 ? other : 0.0);
@@ -61,7 +65,8 @@ double AccessDistribution::zipf_sum(double first, double last) const {
   for (double k = first; k <= exact_end; k += 1) sum += std::pow(k, -alpha_);
   const double from = std::max(first, exact_end + 1);
   if (from <= last) {
-    // Integral of x^-alpha over [from - 1/2, last + 1/2] (midpoint rule, error ~ alpha/(24 from^2)).
+    // Integral of x^-alpha over [from - 1/2, last + 1/2] (midpoint rule, error ~ alpha/(24
+    // from^2)).
     const double a = from - 0.5;
     const double b = last + 0.5;
     if (std::abs(alpha_ - 1.0) < 1e-12) {
@@ -80,8 +85,9 @@ double AccessDistribution::probability(double rank) const {
     case Kind::kZipf:
       return norm_ * std::pow(rank, -alpha_);
     case Kind::kHistogram:
-      return rank <= static_cast<double>(head_.size()) ? norm_ * head_[static_cast<std::size_t>(rank) - 1]
-                                                     : norm_ * other_per_row_;
+      return rank <= static_cast<double>(head_.size())
+                 ? norm_ * head_[static_cast<std::size_t>(rank) - 1]
+                 : norm_ * other_per_row_;
   }
   return 0.0;
 }
@@ -142,10 +148,12 @@ double AccessDistribution::expected_unique(double lookups, double first, double 
 }
 
 int AccessDistribution::shard_of(double rank, int shards, std::uint64_t salt) {
-  return static_cast<int>(mix64(static_cast<std::uint64_t>(rank) ^ mix64(salt)) % static_cast<std::uint64_t>(shards));
+  return static_cast<int>(mix64(static_cast<std::uint64_t>(rank) ^ mix64(salt)) %
+                          static_cast<std::uint64_t>(shards));
 }
 
-std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint64_t salt, double exact_head) const {
+std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint64_t salt,
+                                                          double exact_head) const {
   std::vector<double> mass_of(shards, 0.0);
   const double head = std::min(exact_head, rows_);
   for (double k = 1; k <= head; k += 1) mass_of[shard_of(k, shards, salt)] += probability(k);
@@ -154,11 +162,13 @@ std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint6
   return mass_of;
 }
 
-std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double lookups, std::uint64_t salt,
+std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double lookups,
+                                                            std::uint64_t salt,
                                                             double exact_head) const {
   std::vector<double> unique(shards, 0.0);
   const double head = std::min(exact_head, rows_);
-  for (double k = 1; k <= head; k += 1) unique[shard_of(k, shards, salt)] += hit_probability(probability(k), lookups);
+  for (double k = 1; k <= head; k += 1)
+    unique[shard_of(k, shards, salt)] += hit_probability(probability(k), lookups);
   const double tail = expected_unique(lookups, head + 1, rows_);
   for (double& u : unique) u += tail / shards;
   return unique;

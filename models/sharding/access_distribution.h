@@ -33,7 +33,8 @@ class AccessDistribution {
 
   // The share of lookups each of `shards` shards receives when rows are placed by a hash of the
   // row (rank): the `exact_head` most popular rows are hashed explicitly, the rest spread evenly.
-  std::vector<double> hashed_shard_mass(int shards, std::uint64_t salt, double exact_head = 65536) const;
+  std::vector<double> hashed_shard_mass(int shards, std::uint64_t salt,
+                                        double exact_head = 65536) const;
   // Expected distinct rows per shard for `lookups` lookups, same placement.
   std::vector<double> hashed_shard_unique(int shards, double lookups, std::uint64_t salt,
                                           double exact_head = 65536) const;
@@ -50,7 +51,7 @@ class AccessDistribution {
   Kind kind_ = Kind::kUniform;
   double rows_ = 1;
   double alpha_ = 0;
-  double norm_ = 1;  // Zipf: 1 / H(rows, alpha); histogram: 1 / total count
+  double norm_ = 1;                  // Zipf: 1 / H(rows, alpha); histogram: 1 / total count
   std::vector<double> head_;         // histogram counts of the top rows
   std::vector<double> head_prefix_;  // prefix sums of head_
   double other_per_row_ = 0.0;

@@ -43,7 +43,8 @@ TEST(AccessDistributionTest, UniqueRowsMatchABruteForceSampleUnderZipf) {
   const double rows = 1e6;
   const double alpha = 1.1;
   std::vector<double> weights(static_cast<std::size_t>(rows));
-  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = std::pow(static_cast<double>(i + 1), -alpha);
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    weights[i] = std::pow(static_cast<double>(i + 1), -alpha);
   std::discrete_distribution<std::size_t> draw(weights.begin(), weights.end());
   std::mt19937_64 rng(2026);
   const auto d = AccessDistribution::zipf(rows, alpha);

@@ -1,0 +1,24 @@
+// Loads and validates a recommender model spec (configs/models/*.yaml with `kind: recsys`), and
+// dispatches any model file to its loader. See configs/README.md for the schema.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "models/config/config_node.h"
+#include "models/workload/dense_model.h"
+#include "models/workload/recsys_model.h"
+
+namespace trainsim::models {
+
+using ModelSpec = std::variant<DenseModelSpec, RecsysModelSpec>;
+
+ModelSpec load_model_spec(const std::string& path);
+RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root);
+// The access distribution of a table from its config node: {distribution: uniform | zipf with
+// alpha | histogram with file (relative to the model file)}.
+AccessDistribution parse_access(const ConfigNode& node, double rows);
+
+const std::string& model_name(const ModelSpec& model);
+
+}  // namespace trainsim::models

@@ -1,0 +1,107 @@
+// Sharding of embedding tables over GPUs and what it costs per rank. A plan places each table with
+// a strategy inside a sharding group of GPUs; with 2D sharding the world is split into groups that
+// each hold a full copy of the tables (replicas all-reduce their gradients). From the tables'
+// access distributions it gives, per rank and step: expected lookups and distinct rows (in-batch
+// deduplication), HBM bytes of lookups and updates, the all-to-all bytes to and from every other
+// rank (unequal under skew), the bytes to all-reduce across replicas, and memory against HBM.
+//
+// Strategies (per table): table-wise (one GPU), row-wise (rows hashed over the group), column-wise
+// (columns split over k GPUs), table-row-wise (row-wise over the GPUs of one node), data-parallel
+// (replicated everywhere, gradients all-reduced). Hot-row replication copies the most popular rows
+// to every GPU: their lookups stay local and their gradients are all-reduced.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/hardware/cluster_spec.h"
+#include "models/workload/recsys_model.h"
+
+namespace trainsim::models {
+
+enum class ShardingStrategy { kTableWise, kRowWise, kColumnWise, kTableRowWise, kDataParallel };
+
+std::string_view strategy_name(ShardingStrategy strategy);
+std::optional<ShardingStrategy> parse_strategy(std::string_view name);
+const std::vector<ShardingStrategy>& all_strategies();
+
+struct TablePlacement {
+  ShardingStrategy strategy = ShardingStrategy::kTableWise;
+  // Group-local ranks holding the table's shards: one for table-wise, the group (or a node of it)
+  // for row-wise and table-row-wise, k for column-wise, all for data-parallel.
+  std::vector<int> ranks;
+  double hot_rows = 0;  // most popular rows replicated on every GPU
+};
+
+struct ShardingPlan {
+  std::string name;
+  int group_size = 0;  // GPUs per sharding group; the world size without 2D sharding
+  std::vector<TablePlacement> tables;  // one per model table, same order
+};
+
+struct ShardingContext {
+  const RecsysModelSpec* model = nullptr;
+  int world = 1;  // GPUs
+  int gpus_per_node = 1;
+  double batch_per_gpu = 1;
+  Dtype communication_dtype = Dtype::kFp32;  // all-to-all payload of embeddings
+  GpuSpec gpu;
+  std::uint64_t hash_salt = 0x5eed;
+};
+
+struct RankLoad {
+  double lookups = 0;          // ids looked up on this GPU per step (including local hot rows)
+  double unique_rows = 0;      // distinct rows among them
+  double lookup_bytes = 0;     // HBM bytes read and written by the forward lookup
+  double update_bytes = 0;     // HBM bytes of gradient scatter and optimizer update
+  double lookup_seconds = 0;   // at the GPU's calibrated gather efficiency for the rows' size
+  double update_seconds = 0;   // at its streaming efficiency
+  double parameter_bytes = 0;  // embedding shards and hot-row copies held
+  double optimizer_bytes = 0;
+  double dense_bytes = 0;  // dense parameters and their optimizer state
+  double activation_bytes = 0;
+  double buffer_bytes = 0;        // all-to-all buffers
+  double replica_sync_bytes = 0;  // all-reduced across replicas per step (2D)
+  double memory_bytes() const {
+    return parameter_bytes + optimizer_bytes + dense_bytes + activation_bytes + buffer_bytes;
+  }
+};
+
+struct ShardCosts {
+  std::vector<RankLoad> ranks;
+  // Per step, [src][dst]: ids sent to the GPUs that own them, and pooled embeddings returned
+  // (the backward all-to-all sends gradients of the same size the other way).
+  std::vector<std::vector<double>> id_bytes;
+  std::vector<std::vector<double>> embedding_bytes;
+  double global_sync_bytes =
+      0;           // all-reduced over all GPUs per step: data-parallel tables, hot rows
+  int groups = 1;  // replicas (2D)
+  // Largest lookup load over the mean, over the GPUs of a group (1 = balanced).
+  double imbalance() const;
+  double cross_group_bytes()
+      const;  // all-to-all bytes between GPUs of different groups (0 unless misuse)
+};
+
+// The plan's costs. Throws ConfigError if the plan is inconsistent with the model or world.
+ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& context);
+
+// Every GPU whose memory exceeds HBM capacity: "GPU r needs X GB, has Y GB".
+std::vector<std::string> memory_overflows(const ShardCosts& costs, const GpuSpec& gpu);
+
+// Uniform plans: every table with one strategy. Table-wise places tables on the least loaded GPU,
+// largest expected cost first. `group_size` 0 means the whole world (no 2D).
+ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& context,
+                          int group_size = 0, double hot_rows = 0);
+
+// The greedy planner: each table is table-wise if its cost fits comfortably on one GPU, else
+// row-wise; table-wise tables go, largest predicted cost (lookup and update time, skew included)
+// first, onto the least loaded GPU that still has memory for them.
+ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
+
+// Predicted embedding time (lookup + update) of a rank, the cost the planner balances.
+inline double embedding_seconds(const RankLoad& load) {
+  return load.lookup_seconds + load.update_seconds;
+}
+
+}  // namespace trainsim::models

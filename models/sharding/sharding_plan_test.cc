@@ -1,0 +1,181 @@
+// Sharding costs on small models whose numbers can be worked out by hand.
+#include "models/sharding/sharding_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "models/config/config_error.h"
+
+namespace trainsim::models {
+namespace {
+
+GpuSpec gpu(double hbm_bytes = 80e9) {
+  GpuSpec g;
+  g.model = "G";
+  g.peak_flops_per_s[Dtype::kBf16] = 1e15;
+  g.hbm_bandwidth_bytes_per_s = 2e12;
+  g.hbm_capacity_bytes = hbm_bytes;
+  return g;
+}
+
+// Two tables of 1000 rows, dim 8, 2 ids per sample; no dense network.
+RecsysModelSpec small_model(const AccessDistribution& access) {
+  RecsysModelSpec m;
+  m.name = "small";
+  for (int i = 0; i < 2; ++i) {
+    EmbeddingTableSpec t;
+    t.name = "t" + std::to_string(i);
+    t.rows = 1000;
+    t.dim = 8;
+    t.pooling = 2;
+    t.access = access;
+    m.tables.push_back(t);
+  }
+  return m;
+}
+
+ShardingContext context(const RecsysModelSpec& m, int world, int gpus_per_node = 4) {
+  ShardingContext c;
+  c.model = &m;
+  c.world = world;
+  c.gpus_per_node = gpus_per_node;
+  c.batch_per_gpu = 100;
+  c.gpu = gpu();
+  return c;
+}
+
+TEST(ShardingPlanTest, TableWiseAllToAllBytes) {
+  // Table 0 on GPU 1, table 1 on GPU 2, 4 GPUs, batch 100: every GPU sends each owner 100 x 2
+  // ids of 8 bytes (1600 B) and gets back 100 pooled vectors of 8 fp32 (3200 B).
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingPlan plan{
+      "tw", 4, {{ShardingStrategy::kTableWise, {1}, 0}, {ShardingStrategy::kTableWise, {2}, 0}}};
+  const ShardCosts c = compute_shard_costs(plan, context(m, 4));
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_DOUBLE_EQ(c.id_bytes[r][1], 1600);
+    EXPECT_DOUBLE_EQ(c.id_bytes[r][2], 1600);
+    EXPECT_DOUBLE_EQ(c.id_bytes[r][0], 0);
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[1][r], 3200);
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[2][r], 3200);
+  }
+  // The owner serves all 4 x 100 x 2 = 800 lookups of its table; the others none.
+  EXPECT_DOUBLE_EQ(c.ranks[1].lookups, 800);
+  EXPECT_DOUBLE_EQ(c.ranks[0].lookups, 0);
+  // Distinct rows: 800 uniform draws over 1000 rows hit 1000 (1 - (1 - 1/1000)^800).
+  EXPECT_NEAR(c.ranks[1].unique_rows, 1000 * (1 - std::pow(1 - 1e-3, 800)), 1e-6);
+  // Memory: the whole table (1000 x 8 x 4 bytes) on its owner.
+  EXPECT_DOUBLE_EQ(c.ranks[1].parameter_bytes, 32000);
+}
+
+TEST(ShardingPlanTest, RowWiseAllToAllBytesFollowTheHashedRows) {
+  // Row-wise over 4 GPUs: GPU s holds the rows hashed to it; a GPU sends it its ids for those
+  // rows (share = rows of s / 1000 under uniform access) and gets a partial sum for every sample.
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 4);
+  const ShardingPlan plan = uniform_plan(ShardingStrategy::kRowWise, ctx);
+  const ShardCosts c = compute_shard_costs(plan, ctx);
+  for (int s = 0; s < 4; ++s) {
+    double share = 0.0;  // both tables: count the rows each hash salt sends to s
+    for (int ti = 0; ti < 2; ++ti) {
+      int rows = 0;
+      for (int k = 1; k <= 1000; ++k)
+        rows += AccessDistribution::shard_of(k, 4, ctx.hash_salt + ti) == s;
+      share += rows / 1000.0;
+    }
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_NEAR(c.id_bytes[r][s], 100 * 2 * 8 * share, 1e-9);
+      EXPECT_DOUBLE_EQ(c.embedding_bytes[s][r], 2 * 3200);  // both tables, full width each
+    }
+  }
+}
+
+TEST(ShardingPlanTest, RowWiseOnASkewedTableIsImbalancedAndHotRowsFixIt) {
+  // Zipf(1.2) over 1e6 rows, row-wise over 64 GPUs: the hottest row alone is p_max of all
+  // lookups, so the shard holding it gets at least 64 p_max times the mean.
+  RecsysModelSpec skewed = small_model(AccessDistribution::zipf(1e6, 1.2));
+  skewed.tables.resize(1);  // the bound is per table
+  skewed.tables[0].rows = 1e6;
+  ShardingContext ctx = context(skewed, 64, 8);
+  const ShardCosts rw = compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, ctx), ctx);
+  const double p_max = skewed.tables[0].access.max_probability();
+  EXPECT_GE(rw.imbalance(), 64 * p_max);
+  EXPECT_GT(rw.imbalance(), 2.0);
+  // Uniform access: balanced.
+  RecsysModelSpec flat = small_model(AccessDistribution::uniform(1e6));
+  for (auto& t : flat.tables) t.rows = 1e6;
+  ShardingContext flat_ctx = context(flat, 64, 8);
+  EXPECT_LT(
+      compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, flat_ctx), flat_ctx).imbalance(),
+      1.05);
+  // Replicating the 10,000 hottest rows keeps their lookups local and balances the rest.
+  const ShardCosts hot =
+      compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, ctx, 0, 1e4), ctx);
+  EXPECT_LT(hot.imbalance(), 1.1);
+  EXPECT_GT(hot.global_sync_bytes, 0);  // hot rows' gradients are all-reduced instead
+}
+
+TEST(ShardingPlanTest, TwoDKeepsAllToAllInsideGroupsAndSyncsReplicas) {
+  // 8 GPUs as 2 nodes of 4. Without 2D, half the row-wise all-to-all crosses nodes; with groups
+  // of one node none does, and the replicas all-reduce their shards' gradients instead.
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 8, 4);
+  const ShardCosts flat = compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, ctx), ctx);
+  const ShardCosts two_d =
+      compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, ctx, 4), ctx);
+  auto cross_node = [](const ShardCosts& c) {
+    double bytes = 0.0;
+    for (int a = 0; a < 8; ++a) {
+      for (int b = 0; b < 8; ++b) {
+        if (a / 4 != b / 4) bytes += c.id_bytes[a][b] + c.embedding_bytes[a][b];
+      }
+    }
+    return bytes;
+  };
+  EXPECT_GT(cross_node(flat), 0);
+  EXPECT_DOUBLE_EQ(cross_node(two_d), 0);
+  for (const RankLoad& r : flat.ranks) EXPECT_DOUBLE_EQ(r.replica_sync_bytes, 0);
+  for (const RankLoad& r : two_d.ranks) EXPECT_GT(r.replica_sync_bytes, 0);
+  EXPECT_EQ(two_d.groups, 2);
+}
+
+TEST(ShardingPlanTest, MemoryOverflowNamesTheGpuAndTheShortfall) {
+  // One table of 1e9 rows x 128 fp32 (512 GB) table-wise on one GPU of 80 GB.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1e9));
+  m.tables.resize(1);
+  m.tables[0].rows = 1e9;
+  m.tables[0].dim = 128;
+  ShardingContext ctx = context(m, 4);
+  ShardingPlan plan{"tw", 4, {{ShardingStrategy::kTableWise, {3}, 0}}};
+  const auto overflows = memory_overflows(compute_shard_costs(plan, ctx), ctx.gpu);
+  ASSERT_EQ(overflows.size(), 1u);
+  EXPECT_NE(overflows[0].find("GPU 3 needs 512.0 GB"), std::string::npos) << overflows[0];
+  EXPECT_NE(overflows[0].find("432.0 GB short"), std::string::npos) << overflows[0];
+}
+
+TEST(ShardingPlanTest, PlansNamingAMissingGpuAreRejected) {
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingPlan plan{
+      "bad", 4, {{ShardingStrategy::kTableWise, {7}, 0}, {ShardingStrategy::kTableWise, {0}, 0}}};
+  EXPECT_THROW(compute_shard_costs(plan, context(m, 4)), ConfigError);
+}
+
+TEST(ShardingPlanTest, GreedyPlannerBalancesTableWiseTables) {
+  // Eight equal tables on four GPUs: two per GPU.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  m.tables.resize(8, m.tables[0]);
+  for (int i = 0; i < 8; ++i) m.tables[i].name = "t" + std::to_string(i);
+  ShardingContext ctx = context(m, 4);
+  const ShardingPlan plan = greedy_plan(ctx);
+  std::vector<int> per_gpu(4, 0);
+  for (const auto& p : plan.tables) {
+    ASSERT_EQ(p.strategy, ShardingStrategy::kTableWise);
+    ++per_gpu[p.ranks[0]];
+  }
+  EXPECT_EQ(per_gpu, (std::vector<int>{2, 2, 2, 2}));
+  // Same inputs, same plan and costs.
+  const ShardCosts a = compute_shard_costs(plan, ctx);
+  const ShardCosts b = compute_shard_costs(greedy_plan(ctx), ctx);
+  EXPECT_EQ(a.id_bytes, b.id_bytes);
+}
+
+}  // namespace
+}  // namespace trainsim::models
