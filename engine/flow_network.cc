@@ -67,7 +67,20 @@ void FlowNetwork::activate(FlowId id) {
   ++bandwidth_phase_count_;
   counters_.max_active_flows =
       std::max<std::uint64_t>(counters_.max_active_flows, bandwidth_phase_count_);
-  request_solve();
+  if (solve_quantum_ > 0) {
+    // Start at once at a provisional rate, an equal share of the busiest link, and leave the
+    // full solve (which may change every rate in the component) to the quantum boundary.
+    double rate = f.rate_cap;
+    for (const LinkId l : route) {
+      rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows.size()));
+    }
+    f.rate = rate;
+    f.completion =
+        sim_.schedule_in(transfer_time(f.remaining_bytes, rate), [this, id] { transmitted(id); });
+    request_solve(/*immediate=*/false);
+  } else {
+    request_solve(/*immediate=*/true);
+  }
 }
 
 void FlowNetwork::transmitted(FlowId id) {
@@ -94,7 +107,7 @@ void FlowNetwork::transmitted(FlowId id) {
       if (!link.flows.empty()) mark_dirty(route[i]);
     }
     --bandwidth_phase_count_;
-    if (!dirty_links_.empty()) request_solve();
+    if (!dirty_links_.empty()) request_solve(/*immediate=*/false);
   }
   const Time latency = router_.latency(f.route);
   Callback on_transmitted = std::move(f.on_transmitted);
@@ -122,12 +135,20 @@ void FlowNetwork::mark_dirty(LinkId link) {
   }
 }
 
-void FlowNetwork::request_solve() {
-  if (solve_pending_) return;
-  solve_pending_ = true;
+void FlowNetwork::request_solve(bool immediate) {
   // Runs after every event already scheduled for this instant, so simultaneous starts and
-  // completions are solved together.
-  sim_.schedule_in(0, [this] { solve(); });
+  // completions are solved together; freed bandwidth waits for the next quantum boundary.
+  Time delay = 0;
+  if (!immediate && solve_quantum_ > 0) {
+    delay = (solve_quantum_ - sim_.now() % solve_quantum_) % solve_quantum_;
+  }
+  if (solve_pending_) {
+    if (sim_.queue().time_of(solve_event_) > sim_.now() + delay)
+      sim_.reschedule(solve_event_, sim_.now() + delay);
+    return;
+  }
+  solve_pending_ = true;
+  solve_event_ = sim_.schedule_in(delay, [this] { solve(); });
 }
 
 double FlowNetwork::rate(FlowId id) const {
@@ -251,7 +272,7 @@ void FlowNetwork::fill_component() {
   }
   std::make_heap(heap.begin(), heap.end(), greater);
   const auto cap_greater = std::greater<std::pair<double, FlowId>>{};
-  // Fixes flow `id` at `rate`, taking it off its links; touched links are collected.
+  // Fixes flow `id` at `rate`, taking it off its links.
   auto fix = [&](FlowId id, double rate) {
     FlowState& f = flows_[id];
     f.frozen_mark = epoch_;
@@ -260,47 +281,39 @@ void FlowNetwork::fill_component() {
       LinkState& link = links_[other];
       link.remaining_capacity -= rate;
       --link.unfixed;
-      if (link.touch_mark != touch_epoch_) {
-        link.touch_mark = touch_epoch_;
-        touched_.push_back(other);
-      }
     }
   };
-  while (true) {
-    // Drop stale link entries: the share grew since it was pushed (a newer entry exists), or the
-    // link has nothing left to fix.
-    while (!heap.empty() && (links_[heap.front().second].unfixed == 0 ||
-                             heap.front().first != fair_share(links_[heap.front().second]))) {
-      std::pop_heap(heap.begin(), heap.end(), greater);
-      heap.pop_back();
+  // Fair shares only grow as flows are fixed, so each link keeps one heap entry whose key is a
+  // lower bound of its share: a popped entry whose share has grown goes back with the new value;
+  // one whose share is still its key is the smallest share of all.
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), greater);
+    const auto [key, l] = heap.back();
+    heap.pop_back();
+    LinkState& link = links_[l];
+    if (link.unfixed == 0) continue;
+    const double share = fair_share(link);
+    if (share > key) {
+      heap.emplace_back(share, l);
+      std::push_heap(heap.begin(), heap.end(), greater);
+      continue;
     }
     while (!caps.empty() && flows_[caps.front().second].frozen_mark == epoch_) {
       std::pop_heap(caps.begin(), caps.end(), cap_greater);
       caps.pop_back();
     }
-    if (heap.empty()) break;  // every capped flow also crosses a link, so none is left
-    ++touch_epoch_;
-    touched_.clear();
-    if (!caps.empty() && caps.front().first < heap.front().first) {
-      // A flow's own cap binds before any link: fix it alone.
+    if (!caps.empty() && caps.front().first < share) {
+      // A flow's own cap binds before any link: fix it alone, and look at this link again.
       const FlowId id = caps.front().second;
       std::pop_heap(caps.begin(), caps.end(), cap_greater);
       caps.pop_back();
       fix(id, flows_[id].rate_cap);
-    } else {
-      const auto [share, l] = heap.front();
-      std::pop_heap(heap.begin(), heap.end(), greater);
-      heap.pop_back();
-      for (const FlowId id : links_[l].flows) {
-        if (flows_[id].frozen_mark != epoch_) fix(id, share);
-      }
+      heap.emplace_back(share, l);
+      std::push_heap(heap.begin(), heap.end(), greater);
+      continue;
     }
-    for (const LinkId other : touched_) {
-      const LinkState& link = links_[other];
-      if (link.unfixed > 0) {
-        heap.emplace_back(fair_share(link), other);
-        std::push_heap(heap.begin(), heap.end(), greater);
-      }
+    for (const FlowId id : link.flows) {
+      if (flows_[id].frozen_mark != epoch_) fix(id, share);
     }
   }
 }

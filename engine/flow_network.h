@@ -72,6 +72,14 @@ class FlowNetwork {
   // model gives exactly this (to the picosecond) when nothing else shares the route.
   Time uncontended_time(RouteId route, double bytes) const;
 
+  // Solve quantum: the bandwidth a finishing flow frees is handed to the others at the next
+  // multiple of `quantum` instead of at once, so completions close together are solved together.
+  // A new flow starts at once at a provisional rate (an equal share of its busiest link) and the
+  // full solve waits for the boundary too, so chains of transfers are not delayed. 0 (the
+  // default) is exact; otherwise rates differ from max-min for less than one quantum.
+  void set_solve_quantum(Time quantum) { solve_quantum_ = quantum; }
+  Time solve_quantum() const { return solve_quantum_; }
+
   Router& router() { return router_; }
   const Topology& topology() const { return topology_; }
   const FlowNetworkCounters& counters() const { return counters_; }
@@ -107,7 +115,7 @@ class FlowNetwork {
   void activate(FlowId id);
   void transmitted(FlowId id);
   void mark_dirty(LinkId link);
-  void request_solve();
+  void request_solve(bool immediate);
   void solve();
   void collect_component();
   void fill_component();
@@ -123,13 +131,13 @@ class FlowNetwork {
   std::size_t in_use_count_ = 0;
   std::size_t bandwidth_phase_count_ = 0;
   bool solve_pending_ = false;
+  EventHandle solve_event_;
+  Time solve_quantum_ = 0;
   std::uint64_t epoch_ = 0;
-  std::uint64_t touch_epoch_ = 0;
   // Scratch space reused by every solve.
   std::vector<FlowId> component_flows_;
   std::vector<LinkId> component_links_;
   std::vector<LinkId> link_stack_;
-  std::vector<LinkId> touched_;
   std::vector<std::pair<double, LinkId>> share_heap_;
   std::vector<std::pair<double, FlowId>> cap_heap_;
   FlowNetworkCounters counters_;

@@ -64,7 +64,8 @@ TEST(CliTest, DefaultPredictPrintsTheScalingTable) {
   const Result r = run({"predict"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* column : {"nodes", "GPUs", "global batch", "step (ms)", "throughput (ex/s)",
-                             "speedup", "efficiency", "compute (ms)", "exposed comm (ms)"}) {
+                             "speedup", "efficiency", "compute", "comm stall", "imbalance", "input",
+                             "ckpt", "slowest", "dominant"}) {
     EXPECT_NE(r.out.find(column), std::string::npos) << column;
   }
   EXPECT_NE(r.out.find("dgx-h100"), std::string::npos);

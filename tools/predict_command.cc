@@ -9,7 +9,10 @@
 
 #include "engine/chrome_trace.h"
 #include "models/config/cluster_config.h"
+#include "models/config/job_config.h"
 #include "models/config/model_config.h"
+#include "models/config/quantity.h"
+#include "models/config/recsys_config.h"
 #include "models/scaling/scaling_study.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
@@ -29,10 +32,14 @@ po::options_description predict_options() {
   // clang-format off
   o.add_options()
     ("help,h", "show this help")
-    ("cluster", po::value<std::string>()->default_value(kDefaultCluster),
-     "cluster spec (YAML); relative paths are looked up in the current directory, then in the "
-     "trainsim source tree")
-    ("model", po::value<std::string>()->default_value(kDefaultModel), "model spec (YAML)")
+    ("cluster", po::value<std::string>(),
+     "cluster spec (YAML; default: the job's, else configs/clusters/dgx-h100.yaml); relative "
+     "paths are looked up in the current directory, then in the trainsim source tree")
+    ("model", po::value<std::string>(),
+     "model spec (YAML; default: the job's, else configs/models/dense-mlp-1b.yaml)")
+    ("job", po::value<std::string>(),
+     "job spec (YAML): batch, sharding of embedding tables, communication; needed for "
+     "recommender models (kind: recsys)")
     ("nodes", po::value<std::string>()->default_value("1,2,4,8"),
      "node counts to simulate, e.g. 1,2,4,8 or 1-4; the smallest is the baseline for speedup "
      "and efficiency")
@@ -45,6 +52,11 @@ po::options_description predict_options() {
     ("network", po::value<std::string>()->default_value("flow"),
      "network model: flow (every transfer a flow sharing links by max-min fairness) or analytic "
      "(alpha-beta time per collective, no contention; faster)")
+    ("solve-quantum", po::value<std::string>()->default_value("0.1%"),
+     "flow mode: rate changes take effect at multiples of this time, so nearly simultaneous "
+     "flow completions are solved together (much faster for large all-to-alls; rates lag by "
+     "less than one quantum). A time (1us), a percentage of the step time estimated "
+     "analytically first (0.1%), or 0 for exact")
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed");
@@ -93,11 +105,44 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("--steps must exceed --warmup (at least one measured step)");
   }
   if (study_options.simulation.steps > 1000) throw UsageError("--steps: at most 1000");
+  {
+    const std::string text = vm["solve-quantum"].as<std::string>();
+    if (!text.empty() && text.back() == '%') {
+      const auto percent =
+          models::parse_quantity(text.substr(0, text.size() - 1), models::Dimension::kTime);
+      if (!percent || *percent < 0 || *percent > 10) {
+        throw UsageError("--solve-quantum: a percentage from 0% to 10%, not '" + text + "'");
+      }
+      study_options.simulation.solve_quantum = -static_cast<Time>(*percent * 1e4);  // ppm
+    } else {
+      const auto quantum = models::parse_quantity(text, models::Dimension::kTime);
+      if (!quantum || *quantum < 0 || *quantum > 1.0) {
+        throw UsageError(
+            "--solve-quantum must be a time from 0 to 1 s (e.g. 1us), a percentage "
+            "(0.1%) or 0, not '" +
+            text + "'");
+      }
+      study_options.simulation.solve_quantum = time_from_seconds(*quantum);
+    }
+  }
 
-  const models::ClusterSpec cluster =
-      models::load_cluster_spec(resolve_config_path(vm["cluster"].as<std::string>()));
-  const models::DenseModelSpec model =
-      models::load_dense_model_spec(resolve_config_path(vm["model"].as<std::string>()));
+  std::optional<models::JobSpec> job;
+  if (vm.count("job"))
+    job = models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
+  const std::string cluster_path = vm.count("cluster")            ? vm["cluster"].as<std::string>()
+                                   : job && !job->cluster.empty() ? job->cluster
+                                                                  : kDefaultCluster;
+  const std::string model_path = vm.count("model")            ? vm["model"].as<std::string>()
+                                 : job && !job->model.empty() ? job->model
+                                                              : kDefaultModel;
+  const models::ClusterSpec cluster = models::load_cluster_spec(resolve_config_path(cluster_path));
+  models::Workload workload{models::load_model_spec(resolve_config_path(model_path)), job};
+  const bool recsys = std::holds_alternative<models::RecsysModelSpec>(workload.model);
+  if (recsys && !job) {
+    throw UsageError("model '" + models::model_name(workload.model) +
+                     "' is a recommender: give --job FILE (batch and sharding)");
+  }
+  if (!recsys && job) throw UsageError("--job applies to recommender models (kind: recsys)");
   const std::vector<int> nodes = parse_node_list(vm["nodes"].as<std::string>());
   int largest = 0;
   for (const int n : nodes) {
@@ -107,7 +152,16 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     largest = std::max(largest, n);
   }
-  models::check_model_fits_cluster(model, cluster, largest);
+  if (const auto* dense = std::get_if<models::DenseModelSpec>(&workload.model)) {
+    models::check_model_fits_cluster(*dense, cluster, largest);
+  } else {
+    const auto& model = std::get<models::RecsysModelSpec>(workload.model);
+    if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
+      throw models::ConfigError(model.compute_dtype_location,
+                                "the GPU of cluster '" + cluster.name + "' has no peak_flops for " +
+                                    std::string(models::dtype_name(model.compute_dtype)));
+    }
+  }
   std::optional<std::string> trace_path;
   if (vm.count("trace")) {
     trace_path = vm["trace"].as<std::string>();
@@ -132,10 +186,10 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "...\n";
   }
   const models::ScalingStudy study =
-      models::run_scaling_study(cluster, model, nodes, study_options);
+      models::run_scaling_study(cluster, workload, nodes, study_options);
 
   PredictReport report{&cluster,
-                       &model,
+                       &workload,
                        &study,
                        network,
                        study_options.simulation.steps,

@@ -23,13 +23,50 @@ std::string pad_left(const std::string& s, std::size_t width) {
 
 double ms(Time t) { return to_milliseconds(t); }
 
+struct ModelSummary {
+  std::string name, description, file, batch;
+};
+
+ModelSummary summarize(const models::Workload& w) {
+  ModelSummary s;
+  if (const auto* dense = std::get_if<models::DenseModelSpec>(&w.model)) {
+    s = {dense->name, dense->description, dense->source_file,
+         "weak, " + std::to_string(dense->batch_per_gpu) + " examples per GPU per step"};
+  } else {
+    const auto& recsys = std::get<models::RecsysModelSpec>(w.model);
+    s = {recsys.name, recsys.description, recsys.source_file, ""};
+    const models::JobSpec& job = *w.job;
+    s.batch =
+        job.batch_per_gpu
+            ? "weak, " + printf_string("%.0f", *job.batch_per_gpu) + " examples per GPU per step"
+            : "strong, global batch " + printf_string("%.0f", *job.global_batch);
+    s.batch += "; job " + job.name + ", sharding " + job.sharding +
+               (job.group == 0  ? ""
+                : job.group < 0 ? " (2D, group = node)"
+                                : " (2D, group = " + std::to_string(job.group) + " GPUs)");
+  }
+  return s;
+}
+
+struct Category {
+  const char* name;
+  Time models::StepBreakdown::*field;
+};
+constexpr Category kCategories[] = {
+    {"compute", &models::StepBreakdown::compute},
+    {"communication stall", &models::StepBreakdown::exposed_communication},
+    {"load imbalance", &models::StepBreakdown::imbalance},
+    {"input stall", &models::StepBreakdown::input_stall},
+    {"checkpoint", &models::StepBreakdown::checkpoint}};
+
 void write_table(std::ostream& out, const PredictReport& r) {
   const auto& points = r.study->points;
+  const ModelSummary model = summarize(*r.workload);
   out << "cluster  " << r.cluster->name;
   if (!r.cluster->description.empty()) out << ": " << r.cluster->description;
-  out << "\nmodel    " << r.model->name;
-  if (!r.model->description.empty()) out << ": " << r.model->description;
-  out << "\nscaling  weak, " << r.model->batch_per_gpu << " examples per GPU per step; baseline "
+  out << "\nmodel    " << model.name;
+  if (!model.description.empty()) out << ": " << model.description;
+  out << "\nscaling  " << model.batch << "; baseline "
       << (points.empty() ? 0 : points.front().nodes) << " node(s); network model "
       << r.network_model << "; " << (r.steps - r.warmup_steps) << " measured step(s) after "
       << r.warmup_steps << " warm-up\n\n";
@@ -40,13 +77,16 @@ void write_table(std::ostream& out, const PredictReport& r) {
                                                                     {"throughput (ex/s)", 17},
                                                                     {"speedup", 8},
                                                                     {"efficiency", 10},
-                                                                    {"compute (ms)", 12},
-                                                                    {"exposed comm (ms)", 17},
-                                                                    {"dominant", 22}};
+                                                                    {"compute", 9},
+                                                                    {"comm stall", 10},
+                                                                    {"imbalance", 9},
+                                                                    {"input", 7},
+                                                                    {"ckpt", 6},
+                                                                    {"slowest", 7},
+                                                                    {"dominant", 19}};
   std::string header;
-  for (const auto& [name, width] : columns) {
+  for (const auto& [name, width] : columns)
     header += (header.empty() ? "" : "  ") + pad_left(name, width);
-  }
   out << header << "\n";
   for (const auto& p : points) {
     const std::vector<std::string> cells = {
@@ -59,43 +99,60 @@ void write_table(std::ostream& out, const PredictReport& r) {
         printf_string("%.1f%%", 100.0 * p.efficiency),
         printf_string("%.3f", ms(p.breakdown.compute)),
         printf_string("%.3f", ms(p.breakdown.exposed_communication)),
+        printf_string("%.3f", ms(p.breakdown.imbalance)),
+        printf_string("%.3f", ms(p.breakdown.input_stall)),
+        printf_string("%.3f", ms(p.breakdown.checkpoint)),
+        std::to_string(p.slowest_rank),
         dominant_cause(p)};
     std::string line;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
+    for (std::size_t i = 0; i < cells.size(); ++i)
       line += (i == 0 ? "" : "  ") + pad_left(cells[i], columns[i].second);
-    }
     out << line << "\n";
   }
+  out << "\ntimes in ms per step: compute = local work on the GPU; comm stall = communication not\n"
+         "hidden behind compute; imbalance = waiting in collectives for the slowest rank; input = "
+         "waiting\n"
+         "for the batch; ckpt = checkpoint overhead; slowest = the rank with the most local "
+         "compute.\n";
 }
 
 void write_csv(std::ostream& out, const PredictReport& r) {
-  out << "nodes,gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,"
-         "compute_s,exposed_communication_s,dominant\n";
+  out << "nodes,gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,compute_"
+         "s,"
+         "communication_stall_s,load_imbalance_s,input_stall_s,checkpoint_s,slowest_rank,"
+         "dominant\n";
   for (const auto& p : r.study->points) {
     out << p.nodes << ',' << p.gpus << ',' << printf_string("%.0f", p.global_batch) << ','
         << printf_string("%.9g", to_seconds(p.step_time)) << ','
         << printf_string("%.9g", p.throughput) << ',' << printf_string("%.9g", p.speedup) << ','
-        << printf_string("%.9g", p.efficiency) << ','
-        << printf_string("%.9g", to_seconds(p.breakdown.compute)) << ','
-        << printf_string("%.9g", to_seconds(p.breakdown.exposed_communication)) << ','
-        << dominant_cause(p) << "\n";
+        << printf_string("%.9g", p.efficiency);
+    for (const Category& c : kCategories)
+      out << ',' << printf_string("%.9g", to_seconds(p.breakdown.*c.field));
+    out << ',' << p.slowest_rank << ',' << dominant_cause(p) << "\n";
   }
 }
 
 void write_json(std::ostream& out, const PredictReport& r) {
+  const ModelSummary model = summarize(*r.workload);
   nlohmann::ordered_json doc;
   doc["trainsim_version"] = kTrainsimVersion;
   doc["cluster"] = {{"name", r.cluster->name}, {"file", r.cluster->source_file}};
-  doc["model"] = {{"name", r.model->name},
-                  {"file", r.model->source_file},
-                  {"batch_per_gpu", r.model->batch_per_gpu}};
-  doc["scaling"] = "weak";
+  doc["model"] = {{"name", model.name}, {"file", model.file}};
+  if (r.workload->job)
+    doc["job"] = {{"name", r.workload->job->name}, {"file", r.workload->job->source_file}};
+  doc["batch"] = model.batch;
   doc["network_model"] = r.network_model;
   doc["steps"] = r.steps;
   doc["warmup_steps"] = r.warmup_steps;
   doc["baseline_nodes"] = r.study->points.empty() ? 0 : r.study->points.front().nodes;
   auto& points = doc["points"] = nlohmann::ordered_json::array();
   for (const auto& p : r.study->points) {
+    nlohmann::ordered_json breakdown;
+    breakdown["compute"] = to_seconds(p.breakdown.compute);
+    breakdown["communication_stall"] = to_seconds(p.breakdown.exposed_communication);
+    breakdown["load_imbalance"] = to_seconds(p.breakdown.imbalance);
+    breakdown["input_stall"] = to_seconds(p.breakdown.input_stall);
+    breakdown["checkpoint"] = to_seconds(p.breakdown.checkpoint);
     points.push_back({{"nodes", p.nodes},
                       {"gpus", p.gpus},
                       {"global_batch", p.global_batch},
@@ -103,9 +160,9 @@ void write_json(std::ostream& out, const PredictReport& r) {
                       {"throughput_examples_per_s", p.throughput},
                       {"speedup", p.speedup},
                       {"efficiency", p.efficiency},
-                      {"breakdown_s",
-                       {{"compute", to_seconds(p.breakdown.compute)},
-                        {"exposed_communication", to_seconds(p.breakdown.exposed_communication)}}},
+                      {"breakdown_s", breakdown},
+                      {"slowest_rank", p.slowest_rank},
+                      {"slowest_rank_compute_s", to_seconds(p.slowest_rank_compute)},
                       {"dominant", dominant_cause(p)},
                       {"events", p.events}});
   }
@@ -115,8 +172,11 @@ void write_json(std::ostream& out, const PredictReport& r) {
 }  // namespace
 
 std::string dominant_cause(const models::ScalingPoint& point) {
-  return point.breakdown.exposed_communication > point.breakdown.compute ? "exposed communication"
-                                                                         : "compute";
+  const Category* best = &kCategories[0];
+  for (const Category& c : kCategories) {
+    if (point.breakdown.*c.field > point.breakdown.*best->field) best = &c;
+  }
+  return best->name;
 }
 
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format) {

@@ -6,7 +6,6 @@
 
 #include "models/hardware/cluster_spec.h"
 #include "models/scaling/scaling_study.h"
-#include "models/workload/dense_model.h"
 
 namespace trainsim::cli {
 
@@ -14,14 +13,15 @@ enum class OutputFormat { kTable, kCsv, kJson };
 
 struct PredictReport {
   const models::ClusterSpec* cluster = nullptr;
-  const models::DenseModelSpec* model = nullptr;
+  const models::Workload* workload = nullptr;
   const models::ScalingStudy* study = nullptr;
   std::string network_model;  // "flow" or "analytic"
   int steps = 0;
   int warmup_steps = 0;
 };
 
-// The largest breakdown category of a point ("compute" or "exposed communication").
+// The largest breakdown category of a point: "compute", "communication stall", "load
+// imbalance", "input stall" or "checkpoint".
 std::string dominant_cause(const models::ScalingPoint& point);
 
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format);

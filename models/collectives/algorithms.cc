@@ -14,6 +14,19 @@ namespace {
 
 int default_ring_channels(const ClusterSpec& cluster) { return std::max(1, cluster.nic.count); }
 
+// A ring step by step (every step a flow), or as a stream when that would be too many flows.
+std::unique_ptr<Collective> make_ring(Simulation& simulation, FlowNetwork& network,
+                                      const std::vector<VertexId>& vertices, RingOrders rings,
+                                      RingSchedule schedule, Time software_latency) {
+  const double flows = static_cast<double>(schedule.steps) * vertices.size() * rings.size();
+  if (flows > kStepByStepRingFlows) {
+    return std::make_unique<StreamingRingCollective>(simulation, network, vertices, rings, schedule,
+                                                     software_latency);
+  }
+  return std::make_unique<RingCollective>(simulation, network, vertices, std::move(rings), schedule,
+                                          software_latency);
+}
+
 // Rings of a node-rotated family repeat after `distinct` channels (one per local GPU): channels
 // beyond that are identical rings, which share links exactly like one ring carrying their
 // combined data and throughput. Merge them (fewer flows, same times).
@@ -477,9 +490,8 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
   }
   if (uses_ring_driver(request)) {
     RingPart part = ring_part(cluster, topology, request, tuning);
-    return std::make_unique<RingCollective>(simulation, network, topology.gpu_vertices,
-                                            std::move(part.rings), part.schedule,
-                                            tuning.software_latency);
+    return make_ring(simulation, network, topology.gpu_vertices, std::move(part.rings),
+                     part.schedule, tuning.software_latency);
   }
   if (request.algorithm == Algorithm::kHierarchical) {
     auto phased = std::make_unique<PhasedCollective>(simulation, topology.gpu_count(),
@@ -515,6 +527,83 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
     if (picked.analytic_time < best.analytic_time) best = picked;
   }
   return best;
+}
+
+std::shared_ptr<const CollectivePlan> alltoallv_plan(
+    const ClusterSpec& cluster, const ClusterTopology& topology,
+    const std::vector<std::vector<double>>& bytes) {
+  const int p = topology.gpu_count();
+  TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == p, "byte matrix does not match the GPUs");
+  const AlgorithmTuning tuning = cluster.collectives.of(Algorithm::kDirect);
+  double largest = 0.0;
+  for (const auto& row : bytes) {
+    for (const double b : row) largest = std::max(largest, b);
+  }
+  const double cap = tuning.channels(largest / tuning.efficiency, 1).total_cap();
+  auto plan = std::make_shared<CollectivePlan>(p);
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      if (a == b || bytes[a][b] <= 0.0) continue;
+      PlanTransfer t;
+      t.from = topology.gpu_vertices[a];
+      t.to = topology.gpu_vertices[b];
+      t.bytes = bytes[a][b] / tuning.efficiency;
+      t.sender = a;
+      t.receiver = b;
+      t.rate_cap = cap;
+      plan->add(t);
+    }
+  }
+  plan->finalize();
+  return plan;
+}
+
+std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
+                                           const ClusterSpec& cluster,
+                                           const ClusterTopology& topology,
+                                           const std::vector<std::vector<double>>& bytes) {
+  return std::make_unique<PlanCollective>(
+      simulation, network, alltoallv_plan(cluster, topology, bytes),
+      cluster.collectives.of(Algorithm::kDirect).software_latency);
+}
+
+Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
+                    const std::vector<std::vector<double>>& bytes) {
+  return cluster.collectives.of(Algorithm::kDirect).software_latency +
+         plan_time(router, *alltoallv_plan(cluster, topology, bytes));
+}
+
+namespace {
+
+// One ring over the group: GPUs of different nodes share no links, and repeated rotations of a
+// single ring merge into one (merged_rings).
+std::pair<RingOrders, RingSchedule> group_ring(const ClusterSpec& cluster, std::size_t members,
+                                               double bytes) {
+  const AlgorithmTuning tuning = cluster.collectives.of(Algorithm::kRing);
+  const double wire = bytes / tuning.efficiency;
+  const auto ch = merged_rings(tuning.channels(wire, default_ring_channels(cluster)), 1);
+  RingOrders rings = make_node_rings(static_cast<int>(members), 1, ch.count);
+  RingSchedule schedule = ring_all_reduce_schedule(wire, static_cast<int>(members), ch.count);
+  schedule.rate_cap = ch.rate_cap;
+  return {rings, schedule};
+}
+
+}  // namespace
+
+std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNetwork& network,
+                                                  const ClusterSpec& cluster,
+                                                  const std::vector<VertexId>& vertices,
+                                                  double bytes) {
+  auto [rings, schedule] = group_ring(cluster, vertices.size(), bytes);
+  return make_ring(simulation, network, vertices, std::move(rings), schedule,
+                   cluster.collectives.of(Algorithm::kRing).software_latency);
+}
+
+Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,
+                           const std::vector<VertexId>& vertices, double bytes) {
+  const auto [rings, schedule] = group_ring(cluster, vertices.size(), bytes);
+  return cluster.collectives.of(Algorithm::kRing).software_latency +
+         ring_collective_time(router, vertices, rings, schedule);
 }
 
 }  // namespace trainsim::models

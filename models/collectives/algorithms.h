@@ -71,4 +71,24 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
                                AnalyticCache* cache = nullptr);
 
+// All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, one flow per pair,
+// with the direct algorithm's tuning (software latency, efficiency, channel caps).
+std::shared_ptr<const class CollectivePlan> alltoallv_plan(
+    const ClusterSpec& cluster, const ClusterTopology& topology,
+    const std::vector<std::vector<double>>& bytes);
+std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
+                                           const ClusterSpec& cluster,
+                                           const ClusterTopology& topology,
+                                           const std::vector<std::vector<double>>& bytes);
+Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
+                    const std::vector<std::vector<double>>& bytes);
+
+// Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order), with the ring's tuning.
+std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNetwork& network,
+                                                  const ClusterSpec& cluster,
+                                                  const std::vector<VertexId>& vertices,
+                                                  double bytes);
+Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,
+                           const std::vector<VertexId>& vertices, double bytes);
+
 }  // namespace trainsim::models

@@ -232,4 +232,53 @@ Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
   return ring_collective_time(ring_shape(router, vertices, rings), schedule);
 }
 
+StreamingRingCollective::StreamingRingCollective(Simulation& simulation, FlowNetwork& network,
+                                                 const std::vector<VertexId>& vertices,
+                                                 const RingOrders& rings, RingSchedule schedule,
+                                                 Time software_latency)
+    : sim_(simulation),
+      network_(network),
+      schedule_(schedule),
+      software_latency_(software_latency),
+      done_(vertices.size()) {
+  const int p = static_cast<int>(vertices.size());
+  Time latency_sum = 0;
+  for (const auto& ring : rings) {
+    for (int i = 0; i < p; ++i) {
+      const RouteId r = network.router().route(vertices[ring[i]], vertices[ring[(i + 1) % p]]);
+      hops_.push_back(r);
+      latency_sum += network.router().latency(r);
+    }
+  }
+  if (p <= 1) schedule_.steps = 0;
+  const Time mean_latency = hops_.empty() ? 0 : latency_sum / static_cast<Time>(hops_.size());
+  pipeline_latency_ = schedule_.steps > 0 ? (schedule_.steps - 1) * mean_latency : 0;
+}
+
+void StreamingRingCollective::join(int participant, std::function<void()> done) {
+  TRAINSIM_ASSERT(!done_[participant], "participant joined twice");
+  done_[participant] = std::move(done);
+  if (++joined_ < static_cast<int>(done_.size())) return;
+  sim_.schedule_in(software_latency_, [this] { start(); });
+}
+
+void StreamingRingCollective::start() {
+  if (schedule_.steps == 0) {
+    for (auto& d : done_) d();
+    return;
+  }
+  hops_left_ = hops_.size();
+  const double bytes = schedule_.chunk_bytes * schedule_.steps;
+  for (const RouteId r : hops_)
+    network_.start(
+        r, bytes, [this] { finished_hop(); }, {}, schedule_.rate_cap);
+}
+
+void StreamingRingCollective::finished_hop() {
+  if (--hops_left_ > 0) return;
+  sim_.schedule_in(pipeline_latency_, [this] {
+    for (auto& d : done_) d();
+  });
+}
+
 }  // namespace trainsim::models

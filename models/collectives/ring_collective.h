@@ -70,6 +70,36 @@ class RingCollective final : public Collective {
   std::vector<int> channels_left_;
 };
 
+// The same ring as a stream, for rings too large to simulate step by step: once every participant
+// has joined, each hop carries all its steps' chunks as one flow (a pipelined ring streams
+// continuously on every link), and the collective ends a pipeline latency after the last hop
+// finishes: (steps - 1) x the mean hop latency. With hops alike this gives
+// steps x (alpha + chunk / B), the step-by-step result; flows still contend with other traffic.
+class StreamingRingCollective final : public Collective {
+ public:
+  StreamingRingCollective(Simulation& simulation, FlowNetwork& network,
+                          const std::vector<VertexId>& vertices, const RingOrders& rings,
+                          RingSchedule schedule, Time software_latency = 0);
+  void join(int participant, std::function<void()> done) override;
+
+ private:
+  void start();
+  void finished_hop();
+
+  Simulation& sim_;
+  FlowNetwork& network_;
+  RingSchedule schedule_;
+  Time software_latency_;
+  std::vector<RouteId> hops_;
+  Time pipeline_latency_ = 0;
+  std::vector<std::function<void()>> done_;
+  int joined_ = 0;
+  std::size_t hops_left_ = 0;
+};
+
+// Rings with more flows than this (steps x participants x channels) run as streams.
+inline constexpr double kStepByStepRingFlows = 200000;
+
 // Analytic time of the same ring collective, all participants joining together: each hop gets a
 // fixed alpha-beta cost, alpha = its route latency and beta-term = chunk / (bandwidth share) at
 // its busiest link, a link carrying n of a step's flows giving each bandwidth / n. The ring

@@ -96,6 +96,24 @@ TEST(RingCollectiveTest, SingleParticipantFinishesImmediately) {
   EXPECT_EQ(run_ring(star, identity_ring(1), 1e9), 0);
 }
 
+TEST(RingCollectiveTest, StreamingRingMatchesStepByStepOnUniformHops) {
+  // Every hop alike: the stream carries steps x chunk per hop, so it ends at steps x chunk / B
+  // plus steps hop latencies, like the step-by-step ring.
+  for (const int p : {2, 5, 8}) {
+    Star star(p, 50e9, 700 * kNanosecond);
+    const RingOrders rings = identity_ring(p);
+    const RingSchedule schedule = ring_all_reduce_schedule(3e8, p, 1);
+    Simulation sim;
+    FlowNetwork net(sim, star.topology);
+    StreamingRingCollective stream(sim, net, star.endpoints, rings, schedule);
+    int done = 0;
+    for (int i = 0; i < p; ++i) stream.join(i, [&done] { ++done; });
+    sim.run();
+    EXPECT_EQ(done, p);
+    EXPECT_EQ(sim.now(), run_ring(star, rings, 3e8)) << p;
+  }
+}
+
 TEST(RingCollectiveTest, NodeRingsStartEachNodeAtTheChannelIndex) {
   const RingOrders rings = make_node_rings(2, 4, 2);
   EXPECT_EQ(rings[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));

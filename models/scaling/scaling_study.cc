@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/check.h"
+#include "models/workload/recsys_training.h"
 
 namespace trainsim::models {
 
@@ -15,29 +16,61 @@ void fill_speedup_and_efficiency(std::vector<ScalingPoint>& points) {
   }
 }
 
-ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec& model,
+ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload, int nodes,
+                            const StepSimulationOptions& options,
+                            std::shared_ptr<StepTrace>* trace) {
+  TRAINSIM_ASSERT(nodes >= 1, "node counts must be positive");
+  ScalingPoint p;
+  p.nodes = nodes;
+  p.gpus = nodes * cluster.gpus_per_node;
+  StepSimulationResult result;
+  StepSimulationOptions effective = options;
+  if (options.network == NetworkModel::kFlow && options.solve_quantum < 0) {
+    // Automatic quantum: a fixed fraction of the step, from a quick analytic run.
+    StepSimulationOptions analytic = options;
+    analytic.network = NetworkModel::kAnalytic;
+    analytic.keep_trace = false;
+    analytic.solve_quantum = 0;
+    const ScalingPoint estimate = simulate_point(cluster, workload, nodes, analytic);
+    effective.solve_quantum =
+        std::max<Time>(kNanosecond, estimate.step_time / 1'000'000 * -options.solve_quantum);
+  }
+  if (const auto* dense = std::get_if<DenseModelSpec>(&workload.model)) {
+    result = simulate_dense_training(cluster, *dense, nodes, effective);
+    p.global_batch = static_cast<double>(p.gpus) * dense->batch_per_gpu;
+  } else {
+    const auto& recsys = std::get<RecsysModelSpec>(workload.model);
+    TRAINSIM_ASSERT(workload.job.has_value(), "a recommender needs a job");
+    result = simulate_recsys_training(cluster, recsys, *workload.job, nodes, effective);
+    p.global_batch = job_batch_per_gpu(*workload.job, p.gpus) * p.gpus;
+  }
+  p.step_time = result.step_time;
+  p.throughput = p.global_batch / to_seconds(result.step_time);
+  p.breakdown = result.breakdown;
+  p.slowest_rank = result.slowest_rank;
+  p.slowest_rank_compute = result.slowest_rank_compute;
+  p.events = result.events;
+  if (trace && result.trace) *trace = result.trace;
+  return p;
+}
+
+ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workload,
                                std::vector<int> node_counts, const ScalingStudyOptions& options) {
   std::sort(node_counts.begin(), node_counts.end());
   node_counts.erase(std::unique(node_counts.begin(), node_counts.end()), node_counts.end());
   ScalingStudy study;
   for (const int nodes : node_counts) {
-    TRAINSIM_ASSERT(nodes >= 1, "node counts must be positive");
     StepSimulationOptions sim_options = options.simulation;
     sim_options.keep_trace = nodes == options.trace_nodes;
-    const StepSimulationResult result = simulate_dense_training(cluster, model, nodes, sim_options);
-    ScalingPoint p;
-    p.nodes = nodes;
-    p.gpus = nodes * cluster.gpus_per_node;
-    p.global_batch = static_cast<double>(p.gpus) * model.batch_per_gpu;
-    p.step_time = result.step_time;
-    p.throughput = p.global_batch / to_seconds(result.step_time);
-    p.breakdown = result.breakdown;
-    p.events = result.events;
-    study.points.push_back(p);
-    if (result.trace) study.trace = result.trace;
+    study.points.push_back(simulate_point(cluster, workload, nodes, sim_options, &study.trace));
   }
   fill_speedup_and_efficiency(study.points);
   return study;
+}
+
+ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec& model,
+                               std::vector<int> node_counts, const ScalingStudyOptions& options) {
+  return run_scaling_study(cluster, Workload{model, std::nullopt}, std::move(node_counts), options);
 }
 
 }  // namespace trainsim::models

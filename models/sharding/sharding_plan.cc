@@ -378,33 +378,53 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& c, i
 
 ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_rows) {
   const int group = group_size > 0 ? group_size : c.world;
+  const int node = std::min(c.gpus_per_node, group);
+  const int nodes = group / node;
   ShardingPlan plan;
   plan.name = std::string("greedy") +
               (group < c.world ? " (2D, groups of " + std::to_string(group) + ")" : "");
   plan.group_size = group;
   plan.tables.resize(c.model->tables.size());
-  // A table is worth splitting when one GPU would carry more than its share of the embedding
-  // work or of the memory; the rest are placed whole, balancing the predicted time.
-  double total_seconds = 0.0, total_bytes = 0.0;
+  // A table is split when one GPU would carry more than its share of the embedding work, or too
+  // much memory: row-wise over the GPUs of one node (table-row-wise) when the group spans nodes,
+  // which keeps the partial sums on NVLink, else row-wise over the group. The rest are placed
+  // whole (table-wise), largest predicted time first, onto the least loaded GPU that has room.
+  double total_seconds = 0.0;
   std::vector<TableWeight> weights;
   for (const auto& t : c.model->tables) {
     weights.push_back(table_weight(t, c, group, hot_rows));
     total_seconds += weights.back().seconds;
-    total_bytes += weights.back().bytes;
   }
   std::vector<double> load(group, 0.0), used(group, 0.0);
+  std::vector<double> node_load(nodes, 0.0);
   std::vector<std::size_t> whole;
+  std::vector<std::size_t> split;
   for (std::size_t ti = 0; ti < weights.size(); ++ti) {
-    const bool heavy = weights[ti].seconds > 0.5 * total_seconds / group ||
+    const bool heavy = weights[ti].seconds > total_seconds / group ||
                        weights[ti].bytes > 0.5 * c.gpu.hbm_capacity_bytes;
-    if (heavy && group > 1) {
+    (heavy && group > 1 ? split : whole).push_back(ti);
+  }
+  std::stable_sort(split.begin(), split.end(), [&](std::size_t a, std::size_t b) {
+    return weights[a].seconds > weights[b].seconds;
+  });
+  for (const std::size_t ti : split) {
+    if (nodes > 1) {
+      const int n = static_cast<int>(std::min_element(node_load.begin(), node_load.end()) -
+                                     node_load.begin());
+      std::vector<int> ranks;
+      for (int i = 0; i < node; ++i) ranks.push_back(n * node + i);
+      plan.tables[ti] = TablePlacement{ShardingStrategy::kTableRowWise, ranks, hot_rows};
+      node_load[n] += weights[ti].seconds;
+      for (const int r : ranks) {
+        load[r] += weights[ti].seconds / node;
+        used[r] += weights[ti].bytes / node;
+      }
+    } else {
       plan.tables[ti] = TablePlacement{ShardingStrategy::kRowWise, all_ranks(group), hot_rows};
       for (int r = 0; r < group; ++r) {
         load[r] += weights[ti].seconds / group;
         used[r] += weights[ti].bytes / group;
       }
-    } else {
-      whole.push_back(ti);
     }
   }
   place_table_wise(plan, whole, c, group, hot_rows, load, used);

@@ -33,6 +33,7 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
   Simulation sim(options.seed);
   const ClusterTopology cluster_topology = build_cluster_topology(cluster, nodes);
   FlowNetwork network(sim, cluster_topology.topology);
+  network.set_solve_quantum(options.solve_quantum);
   const int ranks = cluster_topology.gpu_count();
 
   // Compute split: forward, then backward in `buckets` equal pieces.

@@ -24,12 +24,19 @@ struct StepSimulationOptions {
   NetworkModel network = NetworkModel::kFlow;
   bool keep_trace = false;  // keep the task graph and records for a Chrome trace
   std::uint64_t seed = 0;
+  // Flow network solve quantum (see FlowNetwork::set_solve_quantum); 0 is exact. Negative: a
+  // fraction of the step time estimated analytically first (-solve_quantum parts per million).
+  Time solve_quantum = 0;
 };
 
-// Where the time of one step goes, averaged over measured steps and ranks.
+// Where the time of one step goes, averaged over measured steps and ranks; the parts add up to
+// the step time. The categories are the measurement note's.
 struct StepBreakdown {
   Time compute = 0;                // local compute (busy time of the compute stream)
-  Time exposed_communication = 0;  // step time not hidden behind compute
+  Time exposed_communication = 0;  // communication not hidden behind compute (nor waiting)
+  Time imbalance = 0;              // time ranks wait in collectives for the slowest rank
+  Time input_stall = 0;            // time a step waits for its batch
+  Time checkpoint = 0;             // checkpoint and failure-recovery overhead per step
 };
 
 struct StepTrace {
@@ -41,6 +48,8 @@ struct StepTrace {
 struct StepSimulationResult {
   Time step_time = 0;  // mean over measured steps
   StepBreakdown breakdown;
+  int slowest_rank = 0;  // the rank with the most local compute
+  Time slowest_rank_compute = 0;
   std::uint64_t events = 0;
   std::shared_ptr<StepTrace> trace;  // set when keep_trace
 };

@@ -1,0 +1,209 @@
+#include "models/config/job_config.h"
+
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "models/config/cluster_config.h"
+#include "models/config/config_node.h"
+
+namespace trainsim::models {
+
+JobSpec load_job_spec(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  MapReader map(root);
+  JobSpec job;
+  job.source_file = path;
+  job.name = map.required("name").as_string();
+  if (auto d = map.optional("description")) job.description = d->as_string();
+  if (auto c = map.optional("cluster")) job.cluster = c->as_string();
+  if (auto m = map.optional("model")) job.model = m->as_string();
+  const auto per_gpu = map.optional("batch_per_gpu");
+  const auto global = map.optional("global_batch");
+  if (per_gpu && global) global->fail("give batch_per_gpu or global_batch, not both");
+  if (!per_gpu && !global) map.fail_missing("batch_per_gpu", "or global_batch");
+  if (per_gpu) {
+    job.batch_per_gpu = static_cast<double>(per_gpu->positive_integer());
+    job.batch_location = per_gpu->location();
+  } else {
+    job.global_batch = static_cast<double>(global->positive_integer());
+    job.batch_location = global->location();
+  }
+  if (auto sharding = map.optional("sharding")) {
+    job.sharding_location = sharding->location();
+    MapReader s(*sharding);
+    if (auto strategy = s.optional("strategy")) {
+      job.sharding = strategy->as_string();
+      if (job.sharding != "greedy" && job.sharding != "plan" && !parse_strategy(job.sharding)) {
+        strategy->fail(
+            "must be greedy, plan, table_wise, row_wise, column_wise, table_row_wise or "
+            "data_parallel, got '" +
+            job.sharding + "'");
+      }
+    }
+    if (auto group = s.optional("group")) {
+      const std::string g = group->as_string();
+      if (g == "all") {
+        job.group = 0;
+      } else if (g == "node") {
+        job.group = -1;
+      } else {
+        job.group = static_cast<int>(group->positive_integer());
+      }
+    }
+    if (auto hot = s.optional("hot_rows")) {
+      job.hot_rows = hot->as_number();
+      if (job.hot_rows < 0) hot->fail("must not be negative");
+    }
+    if (auto plan = s.optional("plan")) {
+      for (const ConfigNode& item : plan->items()) {
+        MapReader p(item);
+        PlannedTable t;
+        t.location = item.location();
+        t.table = p.required("table").as_string();
+        const ConfigNode strategy = p.required("strategy");
+        const auto parsed = parse_strategy(strategy.as_string());
+        if (!parsed) strategy.fail("unknown strategy '" + strategy.as_string() + "'");
+        t.strategy = *parsed;
+        if (auto gpus = p.optional("gpus")) {
+          for (const ConfigNode& g : gpus->items()) {
+            const std::int64_t id = g.as_integer();
+            if (id < 0) g.fail("GPU ids start at 0");
+            t.gpus.push_back(static_cast<int>(id));
+          }
+        }
+        if (auto hot = p.optional("hot_rows")) t.hot_rows = hot->as_number();
+        p.finish();
+        job.plan.push_back(t);
+      }
+      if (job.sharding != "plan") plan->fail("a plan needs strategy: plan");
+    } else if (job.sharding == "plan") {
+      s.fail_missing("plan", "strategy: plan lists the tables");
+    }
+    s.finish();
+  }
+  if (auto comm = map.optional("communication")) {
+    MapReader c(*comm);
+    if (auto e = c.optional("embedding_dtype")) job.embedding_communication = parse_dtype_node(*e);
+    if (auto a = c.optional("all_reduce")) {
+      if (a->as_string() != "auto") {
+        job.all_reduce_algorithm = parse_algorithm(a->as_string());
+        if (!job.all_reduce_algorithm) a->fail("unknown algorithm '" + a->as_string() + "'");
+      }
+    }
+    c.finish();
+  }
+  if (auto overlap = map.optional("overlap")) {
+    MapReader o(*overlap);
+    if (auto g = o.optional("gradient_all_reduce")) job.overlap_gradient_all_reduce = g->as_bool();
+    if (auto b = o.optional("buckets"))
+      job.gradient_buckets = static_cast<int>(b->positive_integer());
+    o.finish();
+  }
+  map.finish();
+  return job;
+}
+
+double job_batch_per_gpu(const JobSpec& job, int gpus) {
+  return job.batch_per_gpu ? *job.batch_per_gpu : *job.global_batch / gpus;
+}
+
+ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context) {
+  const int group = job.group == 0  ? context.world
+                    : job.group < 0 ? std::min(context.gpus_per_node, context.world)
+                                    : job.group;
+  if (group > context.world || context.world % group != 0) {
+    throw ConfigError(job.sharding_location, "a sharding group of " + std::to_string(group) +
+                                                 " GPUs does not divide " +
+                                                 std::to_string(context.world) + " GPUs");
+  }
+  if (job.sharding == "greedy") return greedy_plan(context, group, job.hot_rows);
+  if (job.sharding != "plan")
+    return uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
+
+  const RecsysModelSpec& model = *context.model;
+  ShardingPlan plan = greedy_plan(context, group, job.hot_rows);  // tables not listed: greedy
+  plan.name = "plan from " + job.source_file;
+  for (const PlannedTable& t : job.plan) {
+    std::size_t index = model.tables.size();
+    for (std::size_t i = 0; i < model.tables.size(); ++i) {
+      if (model.tables[i].name == t.table) index = i;
+    }
+    if (index == model.tables.size()) {
+      throw ConfigError(t.location,
+                        "no table named '" + t.table + "' in model '" + model.name + "'");
+    }
+    TablePlacement p;
+    p.strategy = t.strategy;
+    p.hot_rows = t.hot_rows ? *t.hot_rows : job.hot_rows;
+    if (!t.gpus.empty()) {
+      for (const int g : t.gpus) {
+        if (g >= group) {
+          throw ConfigError(t.location, "GPU " + std::to_string(g) +
+                                            " is not in the sharding group (GPUs 0.." +
+                                            std::to_string(group - 1) + ")");
+        }
+      }
+      p.ranks = t.gpus;
+    } else {
+      ShardingPlan one = uniform_plan(t.strategy, context, group, p.hot_rows);
+      p.ranks = one.tables[index].ranks;
+    }
+    if (t.strategy == ShardingStrategy::kTableWise && p.ranks.size() != 1) {
+      throw ConfigError(t.location, "table-wise places a table on exactly one GPU");
+    }
+    plan.tables[index] = p;
+  }
+  return plan;
+}
+
+std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
+                               const RecsysModelSpec& model,
+                               const std::vector<std::string>& header) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << job.name + "-planned";
+  if (!job.cluster.empty()) out << YAML::Key << "cluster" << YAML::Value << job.cluster;
+  if (!job.model.empty()) out << YAML::Key << "model" << YAML::Value << job.model;
+  if (job.batch_per_gpu)
+    out << YAML::Key << "batch_per_gpu" << YAML::Value
+        << static_cast<long long>(*job.batch_per_gpu);
+  if (job.global_batch)
+    out << YAML::Key << "global_batch" << YAML::Value << static_cast<long long>(*job.global_batch);
+  out << YAML::Key << "sharding" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "strategy" << YAML::Value << "plan";
+  out << YAML::Key << "group" << YAML::Value << plan.group_size;
+  out << YAML::Key << "plan" << YAML::Value << YAML::BeginSeq;
+  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+    const TablePlacement& p = plan.tables[i];
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "table" << YAML::Value << model.tables[i].name;
+    out << YAML::Key << "strategy" << YAML::Value << std::string(strategy_name(p.strategy));
+    out << YAML::Key << "gpus" << YAML::Value << YAML::Flow << p.ranks;
+    if (p.hot_rows > 0) out << YAML::Key << "hot_rows" << YAML::Value << p.hot_rows;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  if (job.embedding_communication || job.all_reduce_algorithm) {
+    out << YAML::Key << "communication" << YAML::Value << YAML::BeginMap;
+    if (job.embedding_communication) {
+      out << YAML::Key << "embedding_dtype" << YAML::Value
+          << std::string(dtype_name(*job.embedding_communication));
+    }
+    if (job.all_reduce_algorithm) {
+      out << YAML::Key << "all_reduce" << YAML::Value
+          << std::string(algorithm_name(*job.all_reduce_algorithm));
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::Key << "overlap" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "gradient_all_reduce" << YAML::Value << job.overlap_gradient_all_reduce;
+  out << YAML::Key << "buckets" << YAML::Value << job.gradient_buckets;
+  out << YAML::EndMap << YAML::EndMap;
+  std::ostringstream text;
+  for (const std::string& line : header) text << "# " << line << "\n";
+  text << out.c_str() << "\n";
+  return text.str();
+}
+
+}  // namespace trainsim::models

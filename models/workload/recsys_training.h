@@ -1,0 +1,41 @@
+// Simulates training steps of a sharded recommender: per GPU, the batch's host-to-device copy
+// (prefetched one step ahead), the id all-to-all, the embedding lookup, the pooled-embedding
+// all-to-all, dense forward and backward (bottom MLP overlapping the embedding exchange), the
+// gradient all-to-all back to the shards, the embedding update, and the dense gradient all-reduce
+// by buckets overlapping backward; with 2D sharding the replicas all-reduce their shard gradients.
+// Every transfer is a flow on the fabric, so all-to-all and all-reduce contend for the same NICs,
+// and each collective waits for its slowest participant (measured as load imbalance).
+#pragma once
+
+#include "models/config/job_config.h"
+#include "models/hardware/cluster_spec.h"
+#include "models/sharding/sharding_plan.h"
+#include "models/workload/dense_training.h"
+#include "models/workload/recsys_model.h"
+
+namespace trainsim::models {
+
+// Time of the dense network's forward pass for `batch` examples on one GPU (backward: twice).
+struct DenseTimes {
+  Time bottom_forward = 0;  // bottom MLP (needs only the dense features)
+  Time top_forward = 0;     // transformer, interaction, top MLP (need the embeddings)
+};
+DenseTimes recsys_dense_times(const RecsysModelSpec& model, const GpuSpec& gpu, double batch);
+
+struct RecsysStepDetails {
+  ShardingPlan plan;
+  ShardCosts costs;
+  double batch_per_gpu = 0;
+};
+
+// Throws ConfigError if the plan does not fit in memory (naming the GPU and the shortfall).
+StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
+                                              const RecsysModelSpec& model, const JobSpec& job,
+                                              int nodes, const StepSimulationOptions& options,
+                                              RecsysStepDetails* details = nullptr);
+
+// The sharding context of a job on `nodes` nodes.
+ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec& model,
+                               const JobSpec& job, int nodes);
+
+}  // namespace trainsim::models
