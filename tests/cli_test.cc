@@ -210,9 +210,9 @@ TEST(CliTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run({"predict", "--network", "magic"}).status, 2);
   EXPECT_EQ(run({"predict", "--bogus"}).status, 2);
   EXPECT_EQ(run({"frobnicate"}).status, 2);
-  const Result too_many = run({"predict", "--nodes", "64"});
+  const Result too_many = run({"predict", "--nodes", "200"});
   EXPECT_EQ(too_many.status, 2);
-  EXPECT_NE(too_many.err.find("has 16 nodes"), std::string::npos) << too_many.err;
+  EXPECT_NE(too_many.err.find("has 128 nodes"), std::string::npos) << too_many.err;
   const Result missing = run({"predict", "--model", "/nonexistent/model.yaml"});
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("/nonexistent/model.yaml: cannot open"), std::string::npos);
