@@ -50,6 +50,7 @@ std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::strin
 void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows, double min_bytes);
 
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

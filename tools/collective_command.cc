@@ -209,7 +209,10 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
       row.size = models::nccl_tests_size(*op, requested, type->bytes, ranks);
       row.count = models::nccl_tests_count(*op, row.size, type->bytes, ranks);
       const double bytes = static_cast<double>(row.size);
-      models::CollectiveRequest request{*op, Algorithm::kRing, bytes, root};
+      models::CollectiveRequest request;
+      request.op = *op;
+      request.bytes = bytes;
+      request.root = root;
       models::PickedAlgorithm picked;
       if (forced) {
         request.algorithm = *forced;

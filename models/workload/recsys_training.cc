@@ -56,11 +56,12 @@ ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec
 StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               const RecsysModelSpec& model, const JobSpec& job,
                                               int nodes, const StepSimulationOptions& options,
-                                              RecsysStepDetails* details) {
+                                              RecsysStepDetails* details,
+                                              const ShardingPlan* given) {
   TRAINSIM_ASSERT(options.steps > options.warmup_steps && options.warmup_steps >= 0,
                   "need at least one measured step");
   const ShardingContext context = recsys_context(cluster, model, job, nodes);
-  const ShardingPlan plan = resolve_sharding(job, context);
+  const ShardingPlan plan = given ? *given : resolve_sharding(job, context);
   const ShardCosts costs = compute_shard_costs(plan, context);
   const auto overflows = memory_overflows(costs, cluster.gpu);
   if (!overflows.empty()) {
@@ -114,11 +115,12 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
   std::vector<std::unique_ptr<Collective>> collectives;
   Router& router = network.router();
   auto all_reduce = [&](double bytes) -> Collective* {
-    CollectiveRequest request{CollectiveOp::kAllReduce, Algorithm::kRing, bytes};
-    PickedAlgorithm picked =
+    CollectiveRequest request;
+    request.bytes = bytes;
+    if (job.all_reduce_algorithm) request.algorithm = *job.all_reduce_algorithm;
+    const PickedAlgorithm picked =
         job.all_reduce_algorithm
-            ? pick_protocol(router, cluster, topology,
-                            {CollectiveOp::kAllReduce, *job.all_reduce_algorithm, bytes})
+            ? pick_protocol(router, cluster, topology, request)
             : pick_algorithm(router, cluster, topology, CollectiveOp::kAllReduce, bytes);
     request.algorithm = picked.algorithm;
     request.protocol = picked.protocol;

@@ -28,11 +28,13 @@ struct RecsysStepDetails {
   double batch_per_gpu = 0;
 };
 
-// Throws ConfigError if the plan does not fit in memory (naming the GPU and the shortfall).
+// Simulates `plan` when given, else the job's sharding. Throws ConfigError if the plan does not fit
+// in memory (naming the GPU and the shortfall).
 StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               const RecsysModelSpec& model, const JobSpec& job,
                                               int nodes, const StepSimulationOptions& options,
-                                              RecsysStepDetails* details = nullptr);
+                                              RecsysStepDetails* details = nullptr,
+                                              const ShardingPlan* plan = nullptr);
 
 // The sharding context of a job on `nodes` nodes.
 ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec& model,
