@@ -1,6 +1,6 @@
 // `trainsim shard`: evaluates every applicable sharding strategy for a recommender job (and the
-// job's own plan), ranked by predicted step time, and prints the greedy planner's plan as YAML
-// that `trainsim predict --job` reads.
+// job's own plan), ranked by predicted step time, and prints the greedy planner's (or the best)
+// plan as YAML that `trainsim predict --job` reads.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -47,24 +47,28 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     ("nodes", po::value<int>()->default_value(1), "nodes to plan for")
     ("network", po::value<std::string>()->default_value("analytic"),
      "network model for ranking the plans: analytic (fast) or flow")
+    ("emit", po::value<std::string>()->default_value("greedy"),
+     "which plan to print as a job YAML: greedy (the greedy planner's best variant) or best "
+     "(the top-ranked plan that fits)")
     ("output,o", po::value<std::string>(),
-     "write the greedy planner's plan, as a job YAML, to FILE (default: print it)");
+     "write that plan, as a job YAML, to FILE (default: print it)");
   // clang-format on
   const po::variables_map vm = parse_options(args, options, "shard");
   if (vm.count("help")) {
     out << "usage: trainsim shard --job FILE [--cluster FILE] [--model FILE] [--nodes N]\n\n"
            "Evaluates every applicable sharding strategy for the job's recommender on N nodes\n"
-           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, each also in 2D "
-           "with\n"
-           "one node per group when N > 1, the greedy planner, and the job's own plan), ranked by\n"
-           "predicted step time, with the load imbalance (largest lookup load over the mean), the\n"
-           "all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes and memory\n"
-           "against HBM. Then prints the greedy planner's plan as a job YAML for `predict "
-           "--job`.\n\n"
+           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, each also in 2D\n"
+           "with one node per group when N > 1, the greedy planner, and the job's own plan),\n"
+           "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
+           "mean), the all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes\n"
+           "and memory against HBM. Then prints the greedy planner's plan (or, with --emit best,\n"
+           "the top-ranked plan) as a job YAML for `predict --job`.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
   if (!vm.count("job")) throw UsageError("shard: give --job FILE");
+  const std::string emit = vm["emit"].as<std::string>();
+  if (emit != "greedy" && emit != "best") throw UsageError("--emit must be greedy or best");
   const std::string network = vm["network"].as<std::string>();
   if (network != "flow" && network != "analytic")
     throw UsageError("--network must be flow or analytic");
@@ -173,22 +177,24 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
           "again); cross-node: forward all-to-all bytes crossing nodes per step; replica/GPU: "
           "bytes a GPU\n"
           "all-reduces across replicas per step (2D).\n\n";
-  // The best-ranked greedy variant (over all GPUs, or 2D with one node per group).
-  const auto best_greedy =
-      std::find_if(candidates.begin(), candidates.end(),
-                   [](const Candidate& c) { return c.plan.name.rfind("greedy", 0) == 0; });
-  const models::ShardingPlan& greedy = best_greedy->plan;
+  // The best-ranked greedy variant (over all GPUs, or 2D with one node per group), or the best
+  // plan.
+  const auto chosen = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+    return emit == "best" ? c.fits : c.plan.name.rfind("greedy", 0) == 0;
+  });
+  if (chosen == candidates.end()) throw UsageError("shard: no plan fits in memory");
+  const models::ShardingPlan& emitted = chosen->plan;
   const std::string yaml = models::job_yaml_with_plan(
-      job, greedy, *model,
-      {"Plan by trainsim " + std::string(kTrainsimVersion) + " shard (greedy planner) for " +
+      job, emitted, *model,
+      {"Plan '" + emitted.name + "' by trainsim " + std::string(kTrainsimVersion) + " shard for " +
        std::to_string(nodes) + " node(s) of " + cluster.name +
        "; use with: trainsim predict --job THIS_FILE"});
   if (output_file) {
     output_file->stream() << yaml;
     output_file->commit();
-    text << "greedy plan written to " << vm["output"].as<std::string>() << "\n";
+    text << "plan '" << emitted.name << "' written to " << vm["output"].as<std::string>() << "\n";
   } else {
-    text << "greedy plan (trainsim predict --job reads it):\n" << yaml;
+    text << "plan '" << emitted.name << "' (trainsim predict --job reads it):\n" << yaml;
   }
   out << text.str();
   return kExitOk;

@@ -291,8 +291,10 @@ struct TableWeight {
   double bytes = 0.0;
 };
 
-TableWeight table_weight(const EmbeddingTableSpec& t, const ShardingContext& c, int group,
-                         double hot) {
+// Expected embedding seconds and bytes on each shard (in placement order) of one table placed
+// alone.
+std::vector<TableWeight> shard_weights(const EmbeddingTableSpec& t, const ShardingContext& c,
+                                       int group, const TablePlacement& placement) {
   ShardingContext single = c;
   RecsysModelSpec one = *c.model;
   one.tables = {t};
@@ -300,10 +302,19 @@ TableWeight table_weight(const EmbeddingTableSpec& t, const ShardingContext& c, 
   single.world = group;
   ShardingPlan plan;
   plan.group_size = group;
-  plan.tables = {TablePlacement{ShardingStrategy::kTableWise, {0}, hot}};
+  plan.tables = {placement};
   const ShardCosts costs = compute_shard_costs(plan, single);
-  const RankLoad& l = costs.ranks[0];
-  return {embedding_seconds(l), l.parameter_bytes + l.optimizer_bytes};
+  std::vector<TableWeight> weights;
+  for (const int r : placement.ranks) {
+    const RankLoad& l = costs.ranks[r];
+    weights.push_back({embedding_seconds(l), l.parameter_bytes + l.optimizer_bytes});
+  }
+  return weights;
+}
+
+TableWeight table_weight(const EmbeddingTableSpec& t, const ShardingContext& c, int group,
+                         double hot) {
+  return shard_weights(t, c, group, TablePlacement{ShardingStrategy::kTableWise, {0}, hot})[0];
 }
 
 // Places the tables given as table-wise on the least loaded GPU that has room, largest first.
@@ -396,7 +407,6 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
     total_seconds += weights.back().seconds;
   }
   std::vector<double> load(group, 0.0), used(group, 0.0);
-  std::vector<double> node_load(nodes, 0.0);
   std::vector<std::size_t> whole;
   std::vector<std::size_t> split;
   for (std::size_t ti = 0; ti < weights.size(); ++ti) {
@@ -407,24 +417,52 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
   std::stable_sort(split.begin(), split.end(), [&](std::size_t a, std::size_t b) {
     return weights[a].seconds > weights[b].seconds;
   });
+  // Split tables go, heaviest first, where they raise the most loaded GPU least. Their per-GPU
+  // cost is computed for the actual split (dedup and skew per shard), not as an even share.
   for (const std::size_t ti : split) {
-    if (nodes > 1) {
-      const int n = static_cast<int>(std::min_element(node_load.begin(), node_load.end()) -
-                                     node_load.begin());
+    const EmbeddingTableSpec& table = c.model->tables[ti];
+    // Candidates: row-wise over the GPUs of one node (table-row-wise) or over the whole
+    // single-node group, and column-wise over the GPUs of one node (every shard sees every
+    // lookup, so skew does not unbalance it, but each lookup touches every shard).
+    struct Option {
+      TablePlacement placement;
+      std::vector<TableWeight> shards;
+    };
+    std::vector<Option> options;
+    const auto node_ranks = [&](int n, int count) {
       std::vector<int> ranks;
-      for (int i = 0; i < node; ++i) ranks.push_back(n * node + i);
-      plan.tables[ti] = TablePlacement{ShardingStrategy::kTableRowWise, ranks, hot_rows};
-      node_load[n] += weights[ti].seconds;
-      for (const int r : ranks) {
-        load[r] += weights[ti].seconds / node;
-        used[r] += weights[ti].bytes / node;
-      }
-    } else {
-      plan.tables[ti] = TablePlacement{ShardingStrategy::kRowWise, all_ranks(group), hot_rows};
-      for (int r = 0; r < group; ++r) {
-        load[r] += weights[ti].seconds / group;
-        used[r] += weights[ti].bytes / group;
-      }
+      for (int i = 0; i < count; ++i) ranks.push_back(n * node + i);
+      return ranks;
+    };
+    int columns = std::min(node, table.dim);
+    while (table.dim % columns != 0) --columns;
+    for (const ShardingStrategy strategy :
+         {ShardingStrategy::kRowWise, ShardingStrategy::kColumnWise}) {
+      if (strategy == ShardingStrategy::kColumnWise && columns < 2) continue;
+      const ShardingStrategy rows =
+          nodes > 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise;
+      const ShardingStrategy s = strategy == ShardingStrategy::kRowWise ? rows : strategy;
+      const int count = strategy == ShardingStrategy::kColumnWise ? columns : node;
+      // Shard costs depend only on the shard index, not on which GPUs hold them: compute once.
+      const std::vector<TableWeight> shards =
+          shard_weights(table, c, group, TablePlacement{s, node_ranks(0, count), hot_rows});
+      for (int n = 0; n < nodes; ++n)
+        options.push_back({TablePlacement{s, node_ranks(n, count), hot_rows}, shards});
+    }
+    const auto peak = [&](const Option& o) {
+      double p = 0.0;
+      for (std::size_t i = 0; i < o.shards.size(); ++i)
+        p = std::max(p, load[o.placement.ranks[i]] + o.shards[i].seconds);
+      return p;
+    };
+    std::size_t best = 0;
+    for (std::size_t o = 1; o < options.size(); ++o)
+      if (peak(options[o]) < peak(options[best])) best = o;
+    const Option& chosen = options[best];
+    plan.tables[ti] = chosen.placement;
+    for (std::size_t i = 0; i < chosen.shards.size(); ++i) {
+      load[chosen.placement.ranks[i]] += chosen.shards[i].seconds;
+      used[chosen.placement.ranks[i]] += chosen.shards[i].bytes;
     }
   }
   place_table_wise(plan, whole, c, group, hot_rows, load, used);
