@@ -76,7 +76,6 @@ JobSpec load_job_spec(const std::string& path) {
         p.finish();
         job.plan.push_back(t);
       }
-      if (job.sharding != "plan") plan->fail("a plan needs strategy: plan");
     } else if (job.sharding == "plan") {
       s.fail_missing("plan", "strategy: plan lists the tables");
     }
@@ -85,6 +84,7 @@ JobSpec load_job_spec(const std::string& path) {
   if (auto comm = map.optional("communication")) {
     MapReader c(*comm);
     if (auto e = c.optional("embedding_dtype")) job.embedding_communication = parse_dtype_node(*e);
+    if (auto e = c.optional("embedding_sync_dtype")) job.embedding_sync = parse_dtype_node(*e);
     if (auto a = c.optional("all_reduce")) {
       if (a->as_string() != "auto") {
         job.all_reduce_algorithm = parse_algorithm(a->as_string());
@@ -117,12 +117,14 @@ ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context
                                                  " GPUs does not divide " +
                                                  std::to_string(context.world) + " GPUs");
   }
-  if (job.sharding == "greedy") return greedy_plan(context, group, job.hot_rows);
-  if (job.sharding != "plan")
-    return uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
-
+  // The tables the plan lists are placed as it says; the others by the strategy (greedy for
+  // strategy: plan).
+  ShardingPlan plan =
+      job.sharding == "greedy" || job.sharding == "plan"
+          ? greedy_plan(context, group, job.hot_rows)
+          : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
+  if (job.plan.empty()) return plan;
   const RecsysModelSpec& model = *context.model;
-  ShardingPlan plan = greedy_plan(context, group, job.hot_rows);  // tables not listed: greedy
   plan.name = "plan from " + job.source_file;
   for (const PlannedTable& t : job.plan) {
     std::size_t index = model.tables.size();
@@ -184,11 +186,16 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
-  if (job.embedding_communication || job.all_reduce_algorithm) {
+  const bool sync_set = job.embedding_sync != Dtype::kFp32;
+  if (job.embedding_communication || sync_set || job.all_reduce_algorithm) {
     out << YAML::Key << "communication" << YAML::Value << YAML::BeginMap;
     if (job.embedding_communication) {
       out << YAML::Key << "embedding_dtype" << YAML::Value
           << std::string(dtype_name(*job.embedding_communication));
+    }
+    if (sync_set) {
+      out << YAML::Key << "embedding_sync_dtype" << YAML::Value
+          << std::string(dtype_name(job.embedding_sync));
     }
     if (job.all_reduce_algorithm) {
       out << YAML::Key << "all_reduce" << YAML::Value

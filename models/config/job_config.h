@@ -31,7 +31,8 @@ struct JobSpec {
   std::optional<double> batch_per_gpu;
   std::optional<double> global_batch;
   SourceLocation batch_location;
-  // Sharding: "greedy", a strategy name, or "plan" (the tables listed in `plan`).
+  // Sharding: "greedy", a strategy name, or "plan" (= greedy); the tables listed in `plan` are
+  // placed as listed, the others by this strategy.
   std::string sharding = "greedy";
   // GPUs per sharding group: 0 = all GPUs (no 2D), -1 = one node.
   int group = 0;
@@ -39,6 +40,7 @@ struct JobSpec {
   std::vector<PlannedTable> plan;
   SourceLocation sharding_location;
   std::optional<Dtype> embedding_communication;  // all-to-all payload (overrides the model)
+  Dtype embedding_sync = Dtype::kFp32;           // replica and replicated-row gradient all-reduces
   std::optional<Algorithm> all_reduce_algorithm;
   bool overlap_gradient_all_reduce = true;
   int gradient_buckets = 2;

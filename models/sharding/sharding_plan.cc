@@ -96,6 +96,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
   const double b = context.batch_per_gpu;
   const double cb = dtype_bytes(context.communication_dtype);
+  const double sync_bytes = dtype_bytes(context.sync_dtype);
   const GpuSpec& gpu = context.gpu;
   const double stream_bw = gpu.hbm_bandwidth_bytes_per_s * gpu.hbm_efficiency;
   // Per-rank state accumulated per table; the same for every group (replicas).
@@ -122,9 +123,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     const double cold_mass = 1.0 - hot_mass;
     const double draws = b * group * t.pooling;  // lookups into the group's shards
     const double all_draws = draws * groups;     // over all replicas
-    const double gather_bw = gpu.hbm_bandwidth_bytes_per_s * gpu.embedding_efficiency_at(rb);
     const double state_per_row = t.dim * model.embedding_optimizer.state_bytes_per_parameter;
-    const double pooled = t.sequence ? t.pooling : 1.0;  // sequence tables return every id's row
 
     auto serve = [&](int r, double lookups, double unique, double width_fraction,
                      double rows_held) {
@@ -145,7 +144,6 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       l.parameter_bytes += rows_held * row;
       l.optimizer_bytes += rows_held * state_per_row * width_fraction;
     };
-    (void)gather_bw;
 
     // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
     if (hot > 0) {
@@ -153,15 +151,18 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       for (int r = 0; r < group; ++r) {
         serve(r, local_lookups, t.access.expected_unique(b * t.pooling, 1, hot), 1.0, hot);
       }
-      costs.global_sync_bytes += hot * t.dim * kGradientBytes;
+      costs.global_sync_bytes += hot * t.dim * sync_bytes;
     }
     const double cold_unique = t.access.expected_unique(draws, hot + 1, t.rows);
     const double cold_unique_all = t.access.expected_unique(all_draws, hot + 1, t.rows);
-    // Each requesting GPU sends its ids for this table and gets one pooled vector per sample.
+    // Each requesting GPU sends the owner its ids for this table (the share `id_share` of them
+    // that the owner holds) and gets back, for a pooled table, one (partial) pooled vector per
+    // sample, `share_of_output` of them; for a sequence table, the row of every id it sent.
     auto exchange = [&](int owner, int requester, double id_share, double width_fraction,
                         double share_of_output) {
       ids[requester][owner] += b * t.pooling * id_share * kIdBytes;
-      embeddings[owner][requester] += b * pooled * t.dim * width_fraction * cb * share_of_output;
+      const double vectors = t.sequence ? t.pooling * id_share : share_of_output;
+      embeddings[owner][requester] += b * vectors * t.dim * width_fraction * cb;
     };
 
     switch (p.strategy) {
@@ -169,7 +170,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
         TRAINSIM_ASSERT(p.ranks.size() == 1, "table-wise needs one GPU");
         const int o = p.ranks[0];
         serve(o, draws * cold_mass, cold_unique, 1.0, t.rows - hot);
-        replica_unique_bytes[o] += cold_unique_all * t.dim * kGradientBytes;
+        replica_unique_bytes[o] += cold_unique_all * t.dim * sync_bytes;
         for (int r = 0; r < group; ++r) exchange(o, r, cold_mass, 1.0, 1.0);
         break;
       }
@@ -193,7 +194,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
           const int o = p.ranks[s];
           serve(o, draws * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0,
                 (t.rows - hot) / shards);
-          replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t.dim * kGradientBytes;
+          replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t.dim * sync_bytes;
           for (int r = 0; r < group; ++r) {
             if (p.strategy == ShardingStrategy::kRowWise) {
               // Every shard returns a partial sum for every sample.
@@ -204,10 +205,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
               exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0 / shards);
             }
           }
-          if (p.strategy == ShardingStrategy::kTableRowWise) {
+          if (p.strategy == ShardingStrategy::kTableRowWise && !t.sequence) {
             for (const int other : p.ranks) {
-              if (other != o)
-                embeddings[o][other] += b * group * pooled * t.dim * cb / (shards * shards);
+              if (other != o) embeddings[o][other] += b * group * t.dim * cb / (shards * shards);
             }
           }
         }
@@ -223,7 +223,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
         }
         for (const int o : p.ranks) {
           serve(o, draws * cold_mass, cold_unique, 1.0 / shards, t.rows - hot);
-          replica_unique_bytes[o] += cold_unique_all * t.dim / shards * kGradientBytes;
+          replica_unique_bytes[o] += cold_unique_all * t.dim / shards * sync_bytes;
           for (int r = 0; r < group; ++r) exchange(o, r, cold_mass, 1.0 / shards, 1.0);
         }
         break;
@@ -234,7 +234,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
           serve(r, b * t.pooling * cold_mass,
                 t.access.expected_unique(b * t.pooling, hot + 1, t.rows), 1.0, t.rows - hot);
         }
-        costs.global_sync_bytes += (t.rows - hot) * t.dim * kGradientBytes;
+        costs.global_sync_bytes += (t.rows - hot) * t.dim * sync_bytes;
         break;
       }
     }

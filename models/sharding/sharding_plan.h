@@ -46,6 +46,8 @@ struct ShardingContext {
   int gpus_per_node = 1;
   double batch_per_gpu = 1;
   Dtype communication_dtype = Dtype::kFp32;  // all-to-all payload of embeddings
+  // Embedding gradients all-reduced across replicas (2D) and for replicated rows.
+  Dtype sync_dtype = Dtype::kFp32;
   GpuSpec gpu;
   std::uint64_t hash_salt = 0x5eed;
 };

@@ -49,6 +49,7 @@ ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec
   c.batch_per_gpu = job_batch_per_gpu(job, c.world);
   c.communication_dtype =
       job.embedding_communication ? *job.embedding_communication : model.communication_dtype;
+  c.sync_dtype = job.embedding_sync;
   c.gpu = cluster.gpu;
   return c;
 }
