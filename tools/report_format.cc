@@ -113,7 +113,10 @@ void write_table(std::ostream& out, const PredictReport& r) {
          "hidden behind compute; imbalance = waiting in collectives for the slowest rank; input = "
          "waiting\n"
          "for the batch; ckpt = checkpoint overhead; slowest = the rank with the most local "
-         "compute.\n";
+         "compute;\n"
+         "dominant = the largest loss (comm stall, imbalance, input or ckpt) once losses reach 10% "
+         "of the\n"
+         "step, else compute.\n";
 }
 
 void write_csv(std::ostream& out, const PredictReport& r) {
@@ -172,10 +175,15 @@ void write_json(std::ostream& out, const PredictReport& r) {
 }  // namespace
 
 std::string dominant_cause(const models::ScalingPoint& point) {
-  const Category* best = &kCategories[0];
+  // What eats the step beyond local compute: the largest loss, once losses are a tenth of it.
+  const Category* best = nullptr;
+  Time losses = 0;
   for (const Category& c : kCategories) {
-    if (point.breakdown.*c.field > point.breakdown.*best->field) best = &c;
+    if (c.field == &models::StepBreakdown::compute) continue;
+    losses += point.breakdown.*c.field;
+    if (!best || point.breakdown.*c.field > point.breakdown.*best->field) best = &c;
   }
+  if (!best || losses * 10 < point.step_time) return kCategories[0].name;
   return best->name;
 }
 

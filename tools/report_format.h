@@ -20,8 +20,8 @@ struct PredictReport {
   int warmup_steps = 0;
 };
 
-// The largest breakdown category of a point: "compute", "communication stall", "load
-// imbalance", "input stall" or "checkpoint".
+// What limits a point: the largest loss ("communication stall", "load imbalance", "input stall"
+// or "checkpoint") when the losses together are at least a tenth of the step, else "compute".
 std::string dominant_cause(const models::ScalingPoint& point);
 
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format);

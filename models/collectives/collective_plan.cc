@@ -161,39 +161,44 @@ void PlanCollective::settle(int participant) {
 
 Time plan_time(Router& router, const CollectivePlan& plan) {
   const std::size_t n = plan.size();
-  // Flows per (stage, link): the share each transfer of that stage gets. Keys sorted once and
-  // counted by range (cheaper than a hash map for these sizes).
-  std::vector<std::uint64_t> keys;
+  // Bytes per (stage, link): a transfer takes as long as the most loaded link on its route needs
+  // to carry its stage's bytes (for equal transfers: bytes over the equal share, the max-min
+  // solver's answer; for unequal ones, the time the bottleneck link stays busy). Keys sorted once
+  // and summed by range (cheaper than a hash map for these sizes).
+  std::vector<std::pair<std::uint64_t, double>> loads;
   std::vector<RouteId> routes(n);
   for (TransferId id = 0; id < n; ++id) {
     const PlanTransfer& t = plan.transfer(id);
     routes[id] = router.route(t.from, t.to);
     if (t.bytes == 0.0) continue;
     for (const LinkId l : router.links(routes[id])) {
-      keys.push_back((static_cast<std::uint64_t>(t.stage) << 32) | l);
+      loads.emplace_back((static_cast<std::uint64_t>(t.stage) << 32) | l, t.bytes);
     }
   }
-  std::sort(keys.begin(), keys.end());
-  auto load_of = [&keys](std::uint64_t key) {
-    const auto range = std::equal_range(keys.begin(), keys.end(), key);
-    return static_cast<double>(range.second - range.first);
+  std::sort(loads.begin(), loads.end());
+  std::vector<std::pair<std::uint64_t, double>> totals;
+  for (const auto& [key, bytes] : loads) {
+    if (totals.empty() || totals.back().first != key) totals.emplace_back(key, 0.0);
+    totals.back().second += bytes;
+  }
+  auto load_of = [&totals](std::uint64_t key) {
+    return std::lower_bound(totals.begin(), totals.end(), std::make_pair(key, 0.0))->second;
   };
   std::vector<Time> ready(n, 0);
   Time finish = 0;
   for (TransferId id = 0; id < n; ++id) {
     const PlanTransfer& t = plan.transfer(id);
-    double rate = t.rate_cap;
     const auto links = router.links(routes[id]);
-    if (t.bytes > 0.0) {
+    Time busy = 0;
+    if (t.bytes > 0.0 && !links.empty()) {
+      busy = transfer_time(t.bytes, t.rate_cap);
       for (const LinkId l : links) {
-        // Same arithmetic as the max-min solver's fair share.
-        const double share = router.topology().link(l).bandwidth_bytes_per_s /
-                             load_of((static_cast<std::uint64_t>(t.stage) << 32) | l);
-        rate = std::min(rate, share);
+        const double stage_bytes = load_of((static_cast<std::uint64_t>(t.stage) << 32) | l);
+        busy = std::max(
+            busy, transfer_time(stage_bytes, router.topology().link(l).bandwidth_bytes_per_s));
       }
     }
-    const Time transmitted =
-        ready[id] + (t.bytes == 0.0 || links.empty() ? 0 : transfer_time(t.bytes, rate));
+    const Time transmitted = ready[id] + busy;
     const Time arrived = transmitted + router.latency(routes[id]);
     finish = std::max(finish, arrived);
     for (const TransferId next : plan.transmission_successors(id)) {

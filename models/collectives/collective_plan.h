@@ -4,9 +4,9 @@
 // (data dependency) or has been transmitted (the sender finishes one send before the next).
 // The same plan runs two ways:
 //   PlanCollective    every transfer a flow on the FlowNetwork (contention is real)
-//   plan_time()       fixed alpha-beta cost per transfer: route latency + bytes over the
-//                     bandwidth share it would get if all transfers of its stage ran together;
-//                     equal to the flow model when those shares hold (nothing else contends).
+//   plan_time()       fixed alpha-beta cost per transfer: route latency + the time the most
+//                     loaded link of its route needs for all bytes of its stage; equal to the
+//                     flow model for equal transfers when nothing else contends.
 #pragma once
 
 #include <cstdint>

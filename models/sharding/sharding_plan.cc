@@ -317,6 +317,13 @@ TableWeight table_weight(const EmbeddingTableSpec& t, const ShardingContext& c, 
   return shard_weights(t, c, group, TablePlacement{ShardingStrategy::kTableWise, {0}, hot})[0];
 }
 
+// Memory every GPU needs whatever the plan: the dense network with its optimizer state, and
+// activations.
+double fixed_bytes(const ShardingContext& c) {
+  return c.model->dense_parameters() * (4.0 + c.model->dense_optimizer.state_bytes_per_parameter) +
+         c.batch_per_gpu * c.model->activation_bytes_per_example();
+}
+
 // Places the tables given as table-wise on the least loaded GPU that has room, largest first.
 void place_table_wise(ShardingPlan& plan, const std::vector<std::size_t>& tables,
                       const ShardingContext& c, int group, double hot, std::vector<double>& load,
@@ -381,7 +388,7 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& c, i
     }
   }
   if (!table_wise.empty()) {
-    std::vector<double> load(group, 0.0), used(group, 0.0);
+    std::vector<double> load(group, 0.0), used(group, fixed_bytes(c));
     place_table_wise(plan, table_wise, c, group, hot_rows, load, used);
   }
   return plan;
@@ -406,7 +413,7 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
     weights.push_back(table_weight(t, c, group, hot_rows));
     total_seconds += weights.back().seconds;
   }
-  std::vector<double> load(group, 0.0), used(group, 0.0);
+  std::vector<double> load(group, 0.0), used(group, fixed_bytes(c));
   std::vector<std::size_t> whole;
   std::vector<std::size_t> split;
   for (std::size_t ti = 0; ti < weights.size(); ++ti) {

@@ -89,17 +89,17 @@ std::vector<Gemm> RecsysModelSpec::forward_gemms(double batch) const {
   return gemms;
 }
 
+double Gemm::parameters() const {
+  if (layer.find(".scores") != std::string::npos || layer.find(".values") != std::string::npos ||
+      layer.find("interaction.dot") != std::string::npos) {
+    return 0.0;
+  }
+  return n * k + n;
+}
+
 double RecsysModelSpec::dense_parameters() const {
   double params = 0.0;
-  for (const Gemm& g : forward_gemms(1)) {
-    // Weights are N x K for layers whose M is the batch; attention GEMMs have no weights.
-    if (g.layer.find(".scores") != std::string::npos ||
-        g.layer.find(".values") != std::string::npos ||
-        g.layer.find("interaction.dot") != std::string::npos) {
-      continue;
-    }
-    params += g.n * g.k + g.n;
-  }
+  for (const Gemm& g : forward_gemms(1)) params += g.parameters();
   return params;
 }
 

@@ -50,6 +50,8 @@ struct Gemm {
   std::string layer;
   double m = 0, n = 0, k = 0;
   double flops() const { return 2 * m * n * k; }
+  // Trainable weights (N x K plus a bias of N); attention score and value products have none.
+  double parameters() const;
 };
 
 struct RecsysModelSpec {

@@ -25,6 +25,38 @@ struct CollectiveTasks {
   std::vector<std::pair<int, TaskId>> members;  // (rank, task)
 };
 
+// One piece of the top part's backward: its time and the dense parameters whose gradients it
+// produces.
+struct BackwardChunk {
+  Time time = 0;
+  double parameters = 0.0;
+};
+
+// The top part's backward (twice the forward GEMM time, layers in reverse) cut into `chunks`
+// pieces of about equal parameter counts.
+std::vector<BackwardChunk> top_backward_chunks(const RecsysModelSpec& model, const GpuSpec& gpu,
+                                               double batch, int chunks) {
+  std::vector<Gemm> gemms;
+  double total = 0.0;
+  for (const Gemm& g : model.forward_gemms(batch)) {
+    if (g.layer.rfind("bottom_mlp", 0) == 0) continue;
+    gemms.push_back(g);
+    total += g.parameters();
+  }
+  std::vector<BackwardChunk> out(1);
+  double done = 0.0;
+  for (auto g = gemms.rbegin(); g != gemms.rend(); ++g) {
+    if (static_cast<int>(out.size()) < chunks && out.back().parameters > 0 &&
+        done >= total * static_cast<double>(out.size()) / chunks) {
+      out.emplace_back();
+    }
+    out.back().time += 2 * gemm_time(*g, gpu, model.compute_dtype);
+    out.back().parameters += g->parameters();
+    done += g->parameters();
+  }
+  return out;
+}
+
 }  // namespace
 
 DenseTimes recsys_dense_times(const RecsysModelSpec& model, const GpuSpec& gpu, double batch) {
@@ -95,18 +127,25 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
   const Time dense_update =
       transfer_time(dense_params * 2 * (4.0 + model.dense_optimizer.state_bytes_per_parameter),
                     cluster.gpu.hbm_bandwidth_bytes_per_s * cluster.gpu.hbm_efficiency);
-  // Dense gradient buckets: the top part (transformer, interaction, top MLP) is ready after its
-  // backward, the bottom MLP after its own.
+  // Dense gradient buckets, DDP-style: the backward of the top part (transformer, interaction,
+  // top MLP) runs in reverse layer order in chunks of about equal parameter bytes, each chunk's
+  // bucket all-reduced as soon as it is done; the bottom MLP's bucket after its backward. Without
+  // overlap, one all-reduce of everything after the whole backward.
+  const bool overlap = job.overlap_gradient_all_reduce;
+  const double gradient_bytes = dtype_bytes(model.gradient_dtype);
+  const std::vector<BackwardChunk> top_chunks =
+      top_backward_chunks(model, cluster.gpu, batch, overlap ? job.gradient_buckets : 1);
   double bottom_params = 0.0;
   for (const Gemm& g : model.forward_gemms(1)) {
-    if (g.layer.rfind("bottom_mlp", 0) == 0) bottom_params += g.n * g.k + g.n;
+    if (g.layer.rfind("bottom_mlp", 0) == 0) bottom_params += g.parameters();
   }
-  const double gradient_bytes = dtype_bytes(model.gradient_dtype);
-  const bool overlap = job.overlap_gradient_all_reduce;
-  const std::vector<double> bucket_bytes =
-      overlap ? std::vector<double>{(dense_params - bottom_params) * gradient_bytes,
-                                    bottom_params * gradient_bytes}
-              : std::vector<double>{dense_params * gradient_bytes};
+  std::vector<double> bucket_bytes;
+  if (overlap) {
+    for (const BackwardChunk& c : top_chunks) bucket_bytes.push_back(c.parameters * gradient_bytes);
+    bucket_bytes.push_back(bottom_params * gradient_bytes);
+  } else {
+    bucket_bytes.push_back(dense_params * gradient_bytes);
+  }
   std::vector<std::vector<double>> grad_bytes(ranks, std::vector<double>(ranks, 0.0));
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) grad_bytes[a][b] = costs.embedding_bytes[b][a];
@@ -233,9 +272,31 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                             compute_cat, DelayAction{dense.top_forward});
       graph.add_dependency(fwd_task, top_fwd);
       graph.add_dependency(bottom_fwd, top_fwd);
-      const TaskId top_bwd = graph.add_task("interaction and top backward" + sfx, r, compute_stream,
-                                            compute_cat, DelayAction{2 * dense.top_forward});
-      graph.add_dependency(top_fwd, top_bwd);
+      // Top backward in chunks; with overlap, each chunk's bucket is all-reduced while the next
+      // chunk computes. Program order: those buckets, the gradient all-to-all, the embedding
+      // gradient syncs, then the last top bucket and the bottom MLP's.
+      std::vector<TaskId> reduces;
+      auto dense_all_reduce = [&](std::size_t k, TaskId after) {
+        if (!dense_ar[k]) return;
+        const TaskId ar = join_task(
+            "dense all-reduce" +
+                std::string(dense_ar.size() > 1 ? " bucket " + std::to_string(k) : "") + sfx,
+            r, dense_ar[k], r);
+        graph.add_dependency(after, ar);
+        tracked[3 + k].members.emplace_back(r, ar);
+        reduces.push_back(ar);
+      };
+      TaskId top_bwd = top_fwd;
+      for (std::size_t k = 0; k < top_chunks.size(); ++k) {
+        const TaskId chunk = graph.add_task(
+            "interaction and top backward" +
+                std::string(top_chunks.size() > 1 ? " part " + std::to_string(k) : "") + sfx,
+            r, compute_stream, compute_cat, DelayAction{top_chunks[k].time});
+        graph.add_dependency(top_bwd, chunk);
+        top_bwd = chunk;
+        compute_tasks[s].push_back(chunk);
+        if (overlap && k + 1 < top_chunks.size()) dense_all_reduce(k, chunk);
+      }
       const TaskId bwd_task = join_task("gradient all-to-all" + sfx, r, bwd, r);
       graph.add_dependency(top_bwd, bwd_task);
       tracked[2].members.emplace_back(r, bwd_task);
@@ -257,18 +318,9 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
         tracked[3 + dense_ar.size()].members.emplace_back(r, gs);
         syncs.push_back(gs);
       }
-      // Dense gradient all-reduce: per bucket after its backward (or once, after all of it).
-      std::vector<TaskId> reduces;
-      for (std::size_t k = 0; k < dense_ar.size(); ++k) {
-        if (!dense_ar[k]) continue;
-        const TaskId ar = join_task(
-            "dense all-reduce" +
-                std::string(dense_ar.size() > 1 ? " bucket " + std::to_string(k) : "") + sfx,
-            r, dense_ar[k], r);
-        graph.add_dependency(overlap && k == 0 ? top_bwd : bottom_bwd, ar);
-        tracked[3 + k].members.emplace_back(r, ar);
-        reduces.push_back(ar);
-      }
+      // The last top bucket and the bottom MLP's (with overlap), or everything (without).
+      if (overlap) dense_all_reduce(top_chunks.size() - 1, top_bwd);
+      dense_all_reduce(dense_ar.size() - 1, bottom_bwd);
       const TaskId update = graph.add_task("embedding update" + sfx, r, compute_stream, compute_cat,
                                            DelayAction{time_from_seconds(load.update_seconds)});
       graph.add_dependency(bwd_task, update);
@@ -282,7 +334,7 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
       graph.add_dependency(dense_opt, end);
       step_end[s].push_back(end);
       step_start_prev[r] = start;
-      for (const TaskId t : {bottom_fwd, lookup, top_fwd, top_bwd, bottom_bwd, update, dense_opt}) {
+      for (const TaskId t : {bottom_fwd, lookup, top_fwd, bottom_bwd, update, dense_opt}) {
         compute_tasks[s].push_back(t);
       }
     }
