@@ -88,6 +88,69 @@ TEST(ShardingPlanTest, RowWiseAllToAllBytesFollowTheHashedRows) {
   }
 }
 
+TEST(ShardingPlanTest, SequenceTablesReturnOnlyTheRowsEachShardOwns) {
+  // A sequence table (4 ids per sample, not pooled) row-wise over 4 GPUs: shard s returns the
+  // row of every id it owns, 100 x 4 x share_s rows of 8 fp32, not a vector per sample.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  m.tables.resize(1);
+  m.tables[0].pooling = 4;
+  m.tables[0].sequence = true;
+  ShardingContext ctx = context(m, 4);
+  const ShardCosts c = compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, ctx), ctx);
+  double total = 0.0;
+  for (int s = 0; s < 4; ++s) {
+    int rows = 0;
+    for (int k = 1; k <= 1000; ++k) rows += AccessDistribution::shard_of(k, 4, ctx.hash_salt) == s;
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_NEAR(c.embedding_bytes[s][r], 100 * 4 * (rows / 1000.0) * 8 * 4, 1e-9);
+      total += c.embedding_bytes[s][r];
+    }
+  }
+  EXPECT_NEAR(total, 4 * 100 * 4 * 8 * 4, 1e-6);  // every looked-up row once
+}
+
+TEST(ShardingPlanTest, ColumnWiseShardsReturnTheirColumnsForEverySample) {
+  // Both tables column-wise over 2 GPUs (dim 8 = 2 x 4): each shard returns 100 vectors of 4
+  // fp32 (1600 B) per table to every GPU, and holds half of every row.
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 4);
+  ShardingPlan plan{"cw",
+                    4,
+                    {{ShardingStrategy::kColumnWise, {0, 1}, 0},
+                     {ShardingStrategy::kColumnWise, {0, 1}, 0}}};
+  const ShardCosts c = compute_shard_costs(plan, ctx);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[0][r], 2 * 1600);
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[1][r], 2 * 1600);
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[2][r], 0);
+  }
+  EXPECT_DOUBLE_EQ(c.ranks[0].parameter_bytes, 2 * 1000 * 4 * 4);
+  EXPECT_DOUBLE_EQ(c.imbalance(), 2.0);  // GPUs 2 and 3 serve nothing: max 2x the mean
+}
+
+TEST(ShardingPlanTest, GreedyPlannerSplitsASkewedHeavyTableWithoutTheHotShard) {
+  // One heavy Zipf(1.2) table and four light ones on 4 GPUs. Row-wise by hash leaves the shard
+  // with the hottest row overloaded; the planner, costing each split with its skew, picks one
+  // that is not (column-wise: every shard sees every lookup, for a quarter of the width).
+  RecsysModelSpec m = small_model(AccessDistribution::zipf(1e6, 1.2));
+  m.tables.resize(5, m.tables[0]);
+  m.tables[0].rows = 1e6;
+  m.tables[0].pooling = 64;
+  for (int i = 1; i < 5; ++i) m.tables[i].name = "t" + std::to_string(i);
+  ShardingContext ctx = context(m, 4);
+  const ShardCosts row_wise =
+      compute_shard_costs(uniform_plan(ShardingStrategy::kRowWise, ctx), ctx);
+  const ShardingPlan greedy = greedy_plan(ctx);
+  EXPECT_EQ(greedy.tables[0].strategy, ShardingStrategy::kColumnWise);
+  const ShardCosts planned = compute_shard_costs(greedy, ctx);
+  auto peak = [](const ShardCosts& c) {
+    double most = 0.0;
+    for (const RankLoad& r : c.ranks) most = std::max(most, embedding_seconds(r));
+    return most;
+  };
+  EXPECT_LT(peak(planned), peak(row_wise));
+}
+
 TEST(ShardingPlanTest, RowWiseOnASkewedTableIsImbalancedAndHotRowsFixIt) {
   // Zipf(1.2) over 1e6 rows, row-wise over 64 GPUs: the hottest row alone is p_max of all
   // lookups, so the shard holding it gets at least 64 p_max times the mean.
