@@ -104,7 +104,10 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
     plans.push_back(models::greedy_plan(context, group, job.hot_rows));
   }
-  if (job.sharding == "plan") plans.push_back(models::resolve_sharding(job, context));
+  if (job.sharding == "plan" || !job.plan.empty()) {
+    plans.push_back(models::resolve_sharding(job, context));
+    plans.back().name = "the job's plan";
+  }
 
   models::StepSimulationOptions sim;
   sim.network = network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
