@@ -529,25 +529,49 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
   return best;
 }
 
-std::shared_ptr<const CollectivePlan> alltoallv_plan(
-    const ClusterSpec& cluster, const ClusterTopology& topology,
-    const std::vector<std::vector<double>>& bytes) {
+Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology) {
+  return topology.nodes > 1 && topology.gpus_per_node > 1 &&
+                 cluster.intra_node.fabric == IntraNodeFabric::kNvSwitch
+             ? Algorithm::kTwoD
+             : Algorithm::kDirect;
+}
+
+std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
+                                                     const ClusterTopology& topology,
+                                                     const std::vector<std::vector<double>>& bytes,
+                                                     Algorithm algorithm) {
   const int p = topology.gpu_count();
+  const int g = topology.gpus_per_node;
   TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == p, "byte matrix does not match the GPUs");
+  TRAINSIM_ASSERT(algorithm == Algorithm::kDirect || algorithm == Algorithm::kTwoD,
+                  "all-to-all runs direct or 2D");
   const AlgorithmTuning tuning = cluster.collectives.of(Algorithm::kDirect);
-  double largest = 0.0;
-  for (const auto& row : bytes) {
-    for (const double b : row) largest = std::max(largest, b);
+  // Bytes per (sender, receiver) flow, row-major.
+  std::vector<double> flows(static_cast<std::size_t>(p) * p, 0.0);
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      const double v = bytes[a][b];
+      if (a == b || v <= 0.0) continue;
+      if (algorithm == Algorithm::kDirect || a / g == b / g) {
+        flows[static_cast<std::size_t>(a) * p + b] += v;
+      } else {
+        const int proxy = (a / g) * g + b % g;
+        if (proxy != a) flows[static_cast<std::size_t>(a) * p + proxy] += v;
+        flows[static_cast<std::size_t>(proxy) * p + b] += v;
+      }
+    }
   }
+  const double largest = *std::max_element(flows.begin(), flows.end());
   const double cap = tuning.channels(largest / tuning.efficiency, 1).total_cap();
   auto plan = std::make_shared<CollectivePlan>(p);
   for (int a = 0; a < p; ++a) {
     for (int b = 0; b < p; ++b) {
-      if (a == b || bytes[a][b] <= 0.0) continue;
+      const double v = flows[static_cast<std::size_t>(a) * p + b];
+      if (v <= 0.0) continue;
       PlanTransfer t;
       t.from = topology.gpu_vertices[a];
       t.to = topology.gpu_vertices[b];
-      t.bytes = bytes[a][b] / tuning.efficiency;
+      t.bytes = v / tuning.efficiency;
       t.sender = a;
       t.receiver = b;
       t.rate_cap = cap;
@@ -561,16 +585,17 @@ std::shared_ptr<const CollectivePlan> alltoallv_plan(
 std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology,
-                                           const std::vector<std::vector<double>>& bytes) {
+                                           const std::vector<std::vector<double>>& bytes,
+                                           Algorithm algorithm) {
   return std::make_unique<PlanCollective>(
-      simulation, network, alltoallv_plan(cluster, topology, bytes),
+      simulation, network, alltoallv_plan(cluster, topology, bytes, algorithm),
       cluster.collectives.of(Algorithm::kDirect).software_latency);
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const std::vector<std::vector<double>>& bytes) {
+                    const std::vector<std::vector<double>>& bytes, Algorithm algorithm) {
   return cluster.collectives.of(Algorithm::kDirect).software_latency +
-         plan_time(router, *alltoallv_plan(cluster, topology, bytes));
+         plan_time(router, *alltoallv_plan(cluster, topology, bytes, algorithm));
 }
 
 namespace {

@@ -71,17 +71,24 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
                                AnalyticCache* cache = nullptr);
 
-// All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, one flow per pair,
-// with the direct algorithm's tuning (software latency, efficiency, channel caps).
+// All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, with the direct
+// algorithm's tuning (software latency, efficiency, channel caps). kDirect: one flow per pair.
+// kTwoD: as NCCL sends across nodes through the peer on the destination's rail (PXN): data for
+// GPU (m, j) leaves node n from GPU (n, j), which the sender reaches over the node's fabric; the
+// two legs are pipelined (concurrent flows), aggregated per (sender, proxy) and (proxy,
+// destination). pick_alltoallv_algorithm() chooses kTwoD on multi-node NVSwitch clusters.
+Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology);
 std::shared_ptr<const class CollectivePlan> alltoallv_plan(
     const ClusterSpec& cluster, const ClusterTopology& topology,
-    const std::vector<std::vector<double>>& bytes);
+    const std::vector<std::vector<double>>& bytes, Algorithm algorithm = Algorithm::kDirect);
 std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology,
-                                           const std::vector<std::vector<double>>& bytes);
+                                           const std::vector<std::vector<double>>& bytes,
+                                           Algorithm algorithm = Algorithm::kDirect);
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const std::vector<std::vector<double>>& bytes);
+                    const std::vector<std::vector<double>>& bytes,
+                    Algorithm algorithm = Algorithm::kDirect);
 
 // Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order), with the ring's tuning.
 std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNetwork& network,

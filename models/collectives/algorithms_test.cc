@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/collectives/collective_plan.h"
+
 namespace trainsim::models {
 namespace {
 
@@ -98,6 +100,32 @@ TEST(AlgorithmsTest, DirectAllToAllClosedForm) {
   const double s = 8e8;
   EXPECT_EQ(flow_time(spec, 1, {CollectiveOp::kAllToAll, Algorithm::kDirect, s}),
             2 * kMicrosecond + transfer_time(s / 8, 100e9 / 7));
+}
+
+TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
+  // 2 nodes x 2 GPUs, 1 MB between every pair. Through the peer on the destination's rail (PXN),
+  // GPU 0 sends GPU 1 its own 1 MB plus the 1 MB bound for GPU 3 (which leaves node 0 from GPU
+  // 1), and GPU 2 its own 1 MB plus GPU 1's 1 MB bound for GPU 2: 2 MB on each of the 8 flows
+  // (4 inside nodes, 4 between same-rail GPUs), none between GPUs of different rails and nodes.
+  const ClusterSpec spec = cluster(2);
+  const ClusterTopology topology = build_cluster_topology(spec, 2);
+  const std::vector<std::vector<double>> bytes(4, std::vector<double>(4, 1e6));
+  EXPECT_EQ(pick_alltoallv_algorithm(spec, topology), Algorithm::kTwoD);
+  const auto plan = alltoallv_plan(spec, topology, bytes, Algorithm::kTwoD);
+  ASSERT_EQ(plan->size(), 8u);
+  for (TransferId id = 0; id < plan->size(); ++id) {
+    const PlanTransfer& t = plan->transfer(id);
+    EXPECT_DOUBLE_EQ(t.bytes, 2e6);
+    EXPECT_TRUE(t.sender / 2 == t.receiver / 2 || t.sender % 2 == t.receiver % 2)
+        << t.sender << " -> " << t.receiver;
+  }
+  // Each NIC carries 2 MB each way at 25 GB/s: 80 us, plus the 2 x 2 us NIC latencies. The
+  // NVLink legs (2 MB at 100 GB/s, 20 us) run alongside.
+  Router router(topology.topology);
+  EXPECT_EQ(alltoallv_time(router, spec, topology, bytes, Algorithm::kTwoD),
+            80 * kMicrosecond + 4 * kMicrosecond);
+  // Direct: 12 flows of 1 MB; each NIC carries 2 MB each way as well.
+  EXPECT_EQ(alltoallv_plan(spec, topology, bytes)->size(), 12u);
 }
 
 TEST(AlgorithmsTest, SendRecvAndChannelRampClosedForm) {

@@ -91,6 +91,15 @@ JobSpec load_job_spec(const std::string& path) {
         if (!job.all_reduce_algorithm) a->fail("unknown algorithm '" + a->as_string() + "'");
       }
     }
+    if (auto a = c.optional("all_to_all")) {
+      if (a->as_string() != "auto") {
+        job.all_to_all_algorithm = parse_algorithm(a->as_string());
+        if (job.all_to_all_algorithm != Algorithm::kDirect &&
+            job.all_to_all_algorithm != Algorithm::kTwoD) {
+          a->fail("must be auto, direct or 2d, got '" + a->as_string() + "'");
+        }
+      }
+    }
     c.finish();
   }
   if (auto overlap = map.optional("overlap")) {
@@ -187,7 +196,8 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
   }
   out << YAML::EndSeq << YAML::EndMap;
   const bool sync_set = job.embedding_sync != Dtype::kFp32;
-  if (job.embedding_communication || sync_set || job.all_reduce_algorithm) {
+  if (job.embedding_communication || sync_set || job.all_reduce_algorithm ||
+      job.all_to_all_algorithm) {
     out << YAML::Key << "communication" << YAML::Value << YAML::BeginMap;
     if (job.embedding_communication) {
       out << YAML::Key << "embedding_dtype" << YAML::Value
@@ -200,6 +210,10 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
     if (job.all_reduce_algorithm) {
       out << YAML::Key << "all_reduce" << YAML::Value
           << std::string(algorithm_name(*job.all_reduce_algorithm));
+    }
+    if (job.all_to_all_algorithm) {
+      out << YAML::Key << "all_to_all" << YAML::Value
+          << std::string(algorithm_name(*job.all_to_all_algorithm));
     }
     out << YAML::EndMap;
   }

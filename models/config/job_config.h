@@ -42,6 +42,7 @@ struct JobSpec {
   std::optional<Dtype> embedding_communication;  // all-to-all payload (overrides the model)
   Dtype embedding_sync = Dtype::kFp32;           // replica and replicated-row gradient all-reduces
   std::optional<Algorithm> all_reduce_algorithm;
+  std::optional<Algorithm> all_to_all_algorithm;  // direct or 2d (unset: by the cluster)
   bool overlap_gradient_all_reduce = true;
   int gradient_buckets = 2;
 };

@@ -171,12 +171,16 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
     }
     return collectives.back().get();
   };
+  const Algorithm alltoall_algorithm = job.all_to_all_algorithm
+                                           ? *job.all_to_all_algorithm
+                                           : pick_alltoallv_algorithm(cluster, topology);
   auto alltoall = [&](const std::vector<std::vector<double>>& bytes) -> Collective* {
     if (flow) {
-      collectives.push_back(make_alltoallv(sim, network, cluster, topology, bytes));
+      collectives.push_back(
+          make_alltoallv(sim, network, cluster, topology, bytes, alltoall_algorithm));
     } else {
       collectives.push_back(std::make_unique<AnalyticCollective>(
-          sim, ranks, alltoallv_time(router, cluster, topology, bytes)));
+          sim, ranks, alltoallv_time(router, cluster, topology, bytes, alltoall_algorithm)));
     }
     return collectives.back().get();
   };
