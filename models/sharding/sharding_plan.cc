@@ -92,8 +92,11 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   ShardCosts costs;
   costs.groups = groups;
   costs.ranks.assign(world, RankLoad{});
-  costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
-  costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
+  const bool matrices = !context.loads_only;
+  if (matrices) {
+    costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
+    costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
+  }
   const double b = context.batch_per_gpu;
   const double cb = dtype_bytes(context.communication_dtype);
   const double sync_bytes = dtype_bytes(context.sync_dtype);
@@ -101,8 +104,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   const double stream_bw = gpu.hbm_bandwidth_bytes_per_s * gpu.hbm_efficiency;
   // Per-rank state accumulated per table; the same for every group (replicas).
   std::vector<RankLoad> local(group);
-  std::vector<std::vector<double>> ids(group, std::vector<double>(group, 0.0));
-  std::vector<std::vector<double>> embeddings(group, std::vector<double>(group, 0.0));
+  const int side = matrices ? group : 0;
+  std::vector<std::vector<double>> ids(side, std::vector<double>(side, 0.0));
+  std::vector<std::vector<double>> embeddings(side, std::vector<double>(side, 0.0));
   std::vector<double> replica_unique_bytes(group, 0.0);
 
   for (std::size_t ti = 0; ti < model.tables.size(); ++ti) {
@@ -160,6 +164,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     // sample, `share_of_output` of them; for a sequence table, the row of every id it sent.
     auto exchange = [&](int owner, int requester, double id_share, double width_fraction,
                         double share_of_output) {
+      if (!matrices) return;
       ids[requester][owner] += b * t.pooling * id_share * kIdBytes;
       const double vectors = t.sequence ? t.pooling * id_share : share_of_output;
       embeddings[owner][requester] += b * vectors * t.dim * width_fraction * cb;
@@ -205,7 +210,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
               exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0 / shards);
             }
           }
-          if (p.strategy == ShardingStrategy::kTableRowWise && !t.sequence) {
+          if (matrices && p.strategy == ShardingStrategy::kTableRowWise && !t.sequence) {
             for (const int other : p.ranks) {
               if (other != o) embeddings[o][other] += b * group * t.dim * cb / (shards * shards);
             }
@@ -247,7 +252,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       RankLoad l = local[r];
       l.dense_bytes = dense_params * (4.0 + model.dense_optimizer.state_bytes_per_parameter);
       l.activation_bytes = b * model.activation_bytes_per_example();
-      for (int o = 0; o < group; ++o) {
+      for (int o = 0; o < side; ++o) {
         l.buffer_bytes += ids[r][o] + ids[o][r] + embeddings[r][o] + embeddings[o][r];
         costs.id_bytes[g * group + r][g * group + o] = ids[r][o];
         costs.embedding_bytes[g * group + r][g * group + o] = embeddings[r][o];
@@ -296,6 +301,7 @@ struct TableWeight {
 std::vector<TableWeight> shard_weights(const EmbeddingTableSpec& t, const ShardingContext& c,
                                        int group, const TablePlacement& placement) {
   ShardingContext single = c;
+  single.loads_only = true;
   RecsysModelSpec one = *c.model;
   one.tables = {t};
   single.model = &one;

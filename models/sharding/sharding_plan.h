@@ -50,6 +50,8 @@ struct ShardingContext {
   Dtype sync_dtype = Dtype::kFp32;
   GpuSpec gpu;
   std::uint64_t hash_salt = 0x5eed;
+  // Per-rank loads only, without the all-to-all byte matrices (and buffer memory): for planners.
+  bool loads_only = false;
 };
 
 struct RankLoad {

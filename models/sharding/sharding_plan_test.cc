@@ -114,10 +114,10 @@ TEST(ShardingPlanTest, ColumnWiseShardsReturnTheirColumnsForEverySample) {
   // fp32 (1600 B) per table to every GPU, and holds half of every row.
   const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
   ShardingContext ctx = context(m, 4);
-  ShardingPlan plan{"cw",
-                    4,
-                    {{ShardingStrategy::kColumnWise, {0, 1}, 0},
-                     {ShardingStrategy::kColumnWise, {0, 1}, 0}}};
+  ShardingPlan plan{
+      "cw",
+      4,
+      {{ShardingStrategy::kColumnWise, {0, 1}, 0}, {ShardingStrategy::kColumnWise, {0, 1}, 0}}};
   const ShardCosts c = compute_shard_costs(plan, ctx);
   for (int r = 0; r < 4; ++r) {
     EXPECT_DOUBLE_EQ(c.embedding_bytes[0][r], 2 * 1600);
