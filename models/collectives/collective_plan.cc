@@ -109,6 +109,9 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
       --waiting_[id];
       gated_by_[t.sender].pop_back();
     }
+    // Route now, in plan order (grouped by sender), not in the order transfers happen to start:
+    // the router keeps shortest-path DAGs for a limited number of sources at a time.
+    if (t.bytes > 0.0) network_.router().route(t.from, t.to);
   }
 }
 

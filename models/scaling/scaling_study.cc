@@ -31,6 +31,8 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     analytic.network = NetworkModel::kAnalytic;
     analytic.keep_trace = false;
     analytic.solve_quantum = 0;
+    analytic.steps = 1;  // an estimate: one step, start-up included
+    analytic.warmup_steps = 0;
     const ScalingPoint estimate = simulate_point(cluster, workload, nodes, analytic);
     effective.solve_quantum =
         std::max<Time>(kNanosecond, estimate.step_time / 1'000'000 * -options.solve_quantum);

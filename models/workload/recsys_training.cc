@@ -154,14 +154,15 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
   // Collective factories (flow or analytic), all over the same network.
   std::vector<std::unique_ptr<Collective>> collectives;
   Router& router = network.router();
+  AnalyticCache picker_cache;  // the same bucket sizes every step
   auto all_reduce = [&](double bytes) -> Collective* {
     CollectiveRequest request;
     request.bytes = bytes;
     if (job.all_reduce_algorithm) request.algorithm = *job.all_reduce_algorithm;
     const PickedAlgorithm picked =
-        job.all_reduce_algorithm
-            ? pick_protocol(router, cluster, topology, request)
-            : pick_algorithm(router, cluster, topology, CollectiveOp::kAllReduce, bytes);
+        job.all_reduce_algorithm ? pick_protocol(router, cluster, topology, request, &picker_cache)
+                                 : pick_algorithm(router, cluster, topology,
+                                                  CollectiveOp::kAllReduce, bytes, &picker_cache);
     request.algorithm = picked.algorithm;
     request.protocol = picked.protocol;
     if (flow) {
