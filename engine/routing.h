@@ -55,7 +55,7 @@ class Router {
 
   const ShortestPathDag& dag_from(VertexId src);
 
-  static constexpr std::size_t kCachedSources = 64;
+  static constexpr std::size_t kCachedSources = 1024;
 
   const Topology& topology_;
   std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty

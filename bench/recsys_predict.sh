@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Times `trainsim predict` on the recommender jobs (flow mode, one thread) and prints wall time and
+# peak memory per run. Usage: bash bench/recsys_predict.sh [path/to/trainsim]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+trainsim=${1:-build/tools/trainsim}
+[[ -x $trainsim ]] || { echo "build first: bash tools/scripts/setup.sh" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (Debian package: time)" >&2; exit 2; }
+
+run() {
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o /tmp/trainsim_bench_time "$trainsim" "$@" >/dev/null
+  read -r seconds kib </tmp/trainsim_bench_time
+  printf '%-58s %8.2f s %8.0f MiB\n' "$label" "$seconds" "$((kib / 1024))"
+}
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+printf '%-58s %10s %12s\n' "run" "wall" "peak RSS"
+run "dlrm-dcnv2, dgx-h100, 1,2,4,...,128 nodes (target < 5 s)" \
+  predict --job configs/jobs/dlrm-dcnv2.yaml --nodes 1,2,4,8,16,32,64,128
+for n in 32 64 128; do
+  run "dlrm-dcnv2, dgx-h100, $n nodes" predict --job configs/jobs/dlrm-dcnv2.yaml --nodes "$n"
+done
+run "foundation-baseline, cloud-a100-4x100g, 1,2,4,8 nodes" \
+  predict --job configs/jobs/foundation-baseline.yaml --nodes 1,2,4,8
+run "foundation-optimized, cloud-a100-4x100g, 1,2,4,8 nodes" \
+  predict --job configs/jobs/foundation-optimized.yaml --nodes 1,2,4,8
+run "shard, dlrm-dcnv2, 16 nodes (analytic ranking)" \
+  shard --job configs/jobs/dlrm-dcnv2.yaml --nodes 16
+rm -f /tmp/trainsim_bench_time
