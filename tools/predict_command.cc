@@ -78,12 +78,14 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   const po::variables_map vm = parse_options(args, options, "predict");
   if (vm.count("help")) {
     out << "usage: trainsim predict [options]\n\n"
-           "Simulates training steps of the model on 1..N nodes of the cluster (weak scaling: the\n"
-           "batch per GPU stays fixed) and prints, per node count: nodes, GPUs, global batch, "
-           "step\n"
-           "time, throughput (examples/s), speedup over the smallest node count, efficiency\n"
-           "(speedup / node ratio), and the step's breakdown into compute and exposed\n"
-           "communication with the dominant cause.\n\n"
+           "Simulates training steps of the model (or of a recommender job, --job) on each node\n"
+           "count of the cluster and prints, per node count: nodes, GPUs, global batch, step "
+           "time,\n"
+           "throughput (examples/s), speedup over the smallest node count, efficiency (speedup /\n"
+           "node ratio), the step's breakdown (compute, communication stall, load imbalance, "
+           "input\n"
+           "stall, checkpoint), the slowest rank and the dominant cause. Weak scaling (batch per\n"
+           "GPU fixed) unless the job gives a global batch (strong scaling).\n\n"
         << options
         << "\nExit status: 0 success, 2 bad input (the message names file, line and key).\n";
     return kExitOk;
