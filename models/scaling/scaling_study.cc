@@ -1,6 +1,7 @@
 #include "models/scaling/scaling_study.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/check.h"
 #include "models/workload/recsys_training.h"
@@ -23,7 +24,19 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   ScalingPoint p;
   p.nodes = nodes;
   p.gpus = nodes * cluster.gpus_per_node;
-  StepSimulationResult result;
+  // A recommender's sharding plan is resolved once, for the estimate and the simulation.
+  const auto* dense = std::get_if<DenseModelSpec>(&workload.model);
+  const auto* recsys = std::get_if<RecsysModelSpec>(&workload.model);
+  std::optional<ShardingPlan> plan;
+  if (recsys) {
+    TRAINSIM_ASSERT(workload.job.has_value(), "a recommender needs a job");
+    plan = resolve_sharding(*workload.job, recsys_context(cluster, *recsys, *workload.job, nodes));
+  }
+  auto run = [&](const StepSimulationOptions& o) {
+    return dense ? simulate_dense_training(cluster, *dense, nodes, o)
+                 : simulate_recsys_training(cluster, *recsys, *workload.job, nodes, o, nullptr,
+                                            &*plan);
+  };
   StepSimulationOptions effective = options;
   if (options.network == NetworkModel::kFlow && options.solve_quantum < 0) {
     // Automatic quantum: a fixed fraction of the step, from a quick analytic run.
@@ -33,19 +46,13 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     analytic.solve_quantum = 0;
     analytic.steps = 1;  // an estimate: one step, start-up included
     analytic.warmup_steps = 0;
-    const ScalingPoint estimate = simulate_point(cluster, workload, nodes, analytic);
+    const Time estimate = run(analytic).step_time;
     effective.solve_quantum =
-        std::max<Time>(kNanosecond, estimate.step_time / 1'000'000 * -options.solve_quantum);
+        std::max<Time>(kNanosecond, estimate / 1'000'000 * -options.solve_quantum);
   }
-  if (const auto* dense = std::get_if<DenseModelSpec>(&workload.model)) {
-    result = simulate_dense_training(cluster, *dense, nodes, effective);
-    p.global_batch = static_cast<double>(p.gpus) * dense->batch_per_gpu;
-  } else {
-    const auto& recsys = std::get<RecsysModelSpec>(workload.model);
-    TRAINSIM_ASSERT(workload.job.has_value(), "a recommender needs a job");
-    result = simulate_recsys_training(cluster, recsys, *workload.job, nodes, effective);
-    p.global_batch = job_batch_per_gpu(*workload.job, p.gpus) * p.gpus;
-  }
+  const StepSimulationResult result = run(effective);
+  p.global_batch = dense ? static_cast<double>(p.gpus) * dense->batch_per_gpu
+                         : job_batch_per_gpu(*workload.job, p.gpus) * p.gpus;
   p.step_time = result.step_time;
   p.throughput = p.global_batch / to_seconds(result.step_time);
   p.breakdown = result.breakdown;

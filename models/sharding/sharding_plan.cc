@@ -152,22 +152,39 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
     if (hot > 0) {
       const double local_lookups = b * t.pooling * hot_mass;
-      for (int r = 0; r < group; ++r) {
-        serve(r, local_lookups, t.access.expected_unique(b * t.pooling, 1, hot), 1.0, hot);
-      }
+      const double unique = t.access.expected_unique(b * t.pooling, 1, hot);
+      for (int r = 0; r < group; ++r) serve(r, local_lookups, unique, 1.0, hot);
       costs.global_sync_bytes += hot * t.dim * sync_bytes;
     }
     const double cold_unique = t.access.expected_unique(draws, hot + 1, t.rows);
-    const double cold_unique_all = t.access.expected_unique(all_draws, hot + 1, t.rows);
+    // Rows touched over all replicas: only 2D plans synchronise them.
+    const double cold_unique_all =
+        groups > 1 ? t.access.expected_unique(all_draws, hot + 1, t.rows) : 0.0;
+    // All-to-all bytes from GPU `from` to GPU `to` (of the group), counted per GPU by whether
+    // they stay in the node.
+    auto move = [&](int from, int to, double bytes) {
+      if (from == to || bytes <= 0.0) return;
+      if (from / context.gpus_per_node == to / context.gpus_per_node) {
+        local[from].sent_local += bytes;
+        local[to].received_local += bytes;
+      } else {
+        local[from].sent_remote += bytes;
+        local[to].received_remote += bytes;
+      }
+    };
     // Each requesting GPU sends the owner its ids for this table (the share `id_share` of them
     // that the owner holds) and gets back, for a pooled table, one (partial) pooled vector per
     // sample, `share_of_output` of them; for a sequence table, the row of every id it sent.
     auto exchange = [&](int owner, int requester, double id_share, double width_fraction,
                         double share_of_output) {
-      if (!matrices) return;
-      ids[requester][owner] += b * t.pooling * id_share * kIdBytes;
+      const double id_bytes = b * t.pooling * id_share * kIdBytes;
       const double vectors = t.sequence ? t.pooling * id_share : share_of_output;
-      embeddings[owner][requester] += b * vectors * t.dim * width_fraction * cb;
+      const double embedding_bytes = b * vectors * t.dim * width_fraction * cb;
+      move(requester, owner, id_bytes);
+      move(owner, requester, embedding_bytes);
+      if (!matrices) return;
+      ids[requester][owner] += id_bytes;
+      embeddings[owner][requester] += embedding_bytes;
     };
 
     switch (p.strategy) {
@@ -186,14 +203,15 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
         std::vector<double> unique =
             t.access.hashed_shard_unique(shards, draws, context.hash_salt + ti);
         std::vector<double> unique_all =
-            t.access.hashed_shard_unique(shards, all_draws, context.hash_salt + ti);
+            groups > 1 ? t.access.hashed_shard_unique(shards, all_draws, context.hash_salt + ti)
+                       : std::vector<double>(shards, 0.0);
         // Remove the replicated hot rows from the shards that hash them.
         for (double k = 1; k <= hot; k += 1) {
           const int s = AccessDistribution::shard_of(k, shards, context.hash_salt + ti);
           const double pk = t.access.probability(k);
           mass[s] -= pk;
           unique[s] -= -std::expm1(draws * std::log1p(-pk));
-          unique_all[s] -= -std::expm1(all_draws * std::log1p(-pk));
+          if (groups > 1) unique_all[s] -= -std::expm1(all_draws * std::log1p(-pk));
         }
         for (int s = 0; s < shards; ++s) {
           const int o = p.ranks[s];
@@ -210,9 +228,12 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
               exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0 / shards);
             }
           }
-          if (matrices && p.strategy == ShardingStrategy::kTableRowWise && !t.sequence) {
+          if (p.strategy == ShardingStrategy::kTableRowWise && !t.sequence) {
             for (const int other : p.ranks) {
-              if (other != o) embeddings[o][other] += b * group * t.dim * cb / (shards * shards);
+              if (other == o) continue;
+              const double partial = b * group * t.dim * cb / (shards * shards);
+              move(o, other, partial);
+              if (matrices) embeddings[o][other] += partial;
             }
           }
         }
@@ -235,10 +256,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       }
       case ShardingStrategy::kDataParallel: {
         // A full copy everywhere: local lookups, gradients of the whole table all-reduced.
-        for (int r = 0; r < group; ++r) {
-          serve(r, b * t.pooling * cold_mass,
-                t.access.expected_unique(b * t.pooling, hot + 1, t.rows), 1.0, t.rows - hot);
-        }
+        const double unique = t.access.expected_unique(b * t.pooling, hot + 1, t.rows);
+        for (int r = 0; r < group; ++r)
+          serve(r, b * t.pooling * cold_mass, unique, 1.0, t.rows - hot);
         costs.global_sync_bytes += (t.rows - hot) * t.dim * sync_bytes;
         break;
       }
@@ -247,11 +267,12 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
 
   // Dense network (replicated), activations and all-to-all buffers, then the same for every group.
   const double dense_params = model.dense_parameters();
+  const double activation_bytes = b * model.activation_bytes_per_example();
   for (int g = 0; g < groups; ++g) {
     for (int r = 0; r < group; ++r) {
       RankLoad l = local[r];
       l.dense_bytes = dense_params * (4.0 + model.dense_optimizer.state_bytes_per_parameter);
-      l.activation_bytes = b * model.activation_bytes_per_example();
+      l.activation_bytes = activation_bytes;
       for (int o = 0; o < side; ++o) {
         l.buffer_bytes += ids[r][o] + ids[o][r] + embeddings[r][o] + embeddings[o][r];
         costs.id_bytes[g * group + r][g * group + o] = ids[r][o];
@@ -290,16 +311,27 @@ std::vector<int> all_ranks(int n) {
   return v;
 }
 
-// Expected embedding seconds of a whole table on one GPU, and its bytes (parameters + state).
-struct TableWeight {
-  double seconds = 0.0;
-  double bytes = 0.0;
+// A GPU's cost for the planner: lookups and updates (skew included) and, when the context gives
+// bandwidths, its all-to-all time (forward, and backward for the embeddings: twice the larger
+// direction, inside the node and across nodes).
+double rank_cost(const RankLoad& l, const ShardingContext& c) {
+  double seconds = embedding_seconds(l);
+  if (c.local_bytes_per_s > 0)
+    seconds += 2 * std::max(l.sent_local, l.received_local) / c.local_bytes_per_s;
+  if (c.network_bytes_per_s > 0)
+    seconds += 2 * std::max(l.sent_remote, l.received_remote) / c.network_bytes_per_s;
+  return seconds;
+}
+
+// Cost and memory (shards and optimizer state) on every GPU of the group of one table placed
+// alone.
+struct RankCosts {
+  std::vector<double> seconds;
+  std::vector<double> bytes;
 };
 
-// Expected embedding seconds and bytes on each shard (in placement order) of one table placed
-// alone.
-std::vector<TableWeight> shard_weights(const EmbeddingTableSpec& t, const ShardingContext& c,
-                                       int group, const TablePlacement& placement) {
+RankCosts placement_costs(const EmbeddingTableSpec& t, const ShardingContext& c, int group,
+                          const TablePlacement& placement) {
   ShardingContext single = c;
   single.loads_only = true;
   RecsysModelSpec one = *c.model;
@@ -310,17 +342,32 @@ std::vector<TableWeight> shard_weights(const EmbeddingTableSpec& t, const Shardi
   plan.group_size = group;
   plan.tables = {placement};
   const ShardCosts costs = compute_shard_costs(plan, single);
-  std::vector<TableWeight> weights;
-  for (const int r : placement.ranks) {
-    const RankLoad& l = costs.ranks[r];
-    weights.push_back({embedding_seconds(l), l.parameter_bytes + l.optimizer_bytes});
+  RankCosts out;
+  for (const RankLoad& l : costs.ranks) {
+    out.seconds.push_back(rank_cost(l, c));
+    out.bytes.push_back(l.parameter_bytes + l.optimizer_bytes);
   }
-  return weights;
+  if (costs.global_sync_bytes > 0) {
+    // Replicated rows: their gradients ring-all-reduced over all GPUs every step.
+    const double bw = c.world > c.gpus_per_node ? c.network_bytes_per_s : c.local_bytes_per_s;
+    if (bw > 0) {
+      for (double& seconds : out.seconds) seconds += 2 * costs.global_sync_bytes / bw;
+    }
+  }
+  return out;
 }
+
+// A table's cost on one GPU and its bytes (parameters + state), placed whole on GPU 0.
+struct TableWeight {
+  double seconds = 0.0;
+  double bytes = 0.0;
+};
 
 TableWeight table_weight(const EmbeddingTableSpec& t, const ShardingContext& c, int group,
                          double hot) {
-  return shard_weights(t, c, group, TablePlacement{ShardingStrategy::kTableWise, {0}, hot})[0];
+  const RankCosts costs =
+      placement_costs(t, c, group, TablePlacement{ShardingStrategy::kTableWise, {0}, hot});
+  return {costs.seconds[0], costs.bytes[0]};
 }
 
 // Memory every GPU needs whatever the plan: the dense network with its optimizer state, and
@@ -404,81 +451,142 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
   const int group = group_size > 0 ? group_size : c.world;
   const int node = std::min(c.gpus_per_node, group);
   const int nodes = group / node;
+  const bool costs_communication = c.local_bytes_per_s > 0 || c.network_bytes_per_s > 0;
   ShardingPlan plan;
   plan.name = std::string("greedy") +
               (group < c.world ? " (2D, groups of " + std::to_string(group) + ")" : "");
   plan.group_size = group;
   plan.tables.resize(c.model->tables.size());
-  // A table is split when one GPU would carry more than its share of the embedding work, or too
-  // much memory: row-wise over the GPUs of one node (table-row-wise) when the group spans nodes,
-  // which keeps the partial sums on NVLink, else row-wise over the group. The rest are placed
-  // whole (table-wise), largest predicted time first, onto the least loaded GPU that has room.
-  double total_seconds = 0.0;
+
+  // Candidate placements of a table, each costed once in a canonical position (GPU 0, or the
+  // first GPUs of node 0) and moved by symmetry: a GPU's cost depends only on its role (owner or
+  // shard i, requester in the owner's node, requester elsewhere).
+  enum class Where { kOneGpu, kOneNode, kGroup };
+  struct Template {
+    TablePlacement placement;  // canonical ranks
+    Where where = Where::kGroup;
+    RankCosts costs;
+  };
+  const auto node_ranks = [&](int n, int count) {
+    std::vector<int> ranks;
+    for (int i = 0; i < count; ++i) ranks.push_back(n * node + i);
+    return ranks;
+  };
+  // Without bandwidths (communication not costed) a table stays whole unless one GPU would carry
+  // more than its share of the embedding work, or too much memory; then it is split.
+  const auto templates_of = [&](const EmbeddingTableSpec& t, bool whole, bool split) {
+    std::vector<Template> out;
+    const auto add = [&](ShardingStrategy s, std::vector<int> ranks, Where where) {
+      TablePlacement p{s, std::move(ranks), hot_rows};
+      out.push_back({p, where, placement_costs(t, c, group, p)});
+    };
+    if (whole) add(ShardingStrategy::kTableWise, {0}, Where::kOneGpu);
+    if (split && group > 1) {
+      add(nodes > 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise,
+          node_ranks(0, node), nodes > 1 ? Where::kOneNode : Where::kGroup);
+      int columns = std::min(node, t.dim);
+      while (t.dim % columns != 0) --columns;
+      if (columns >= 2)
+        add(ShardingStrategy::kColumnWise, node_ranks(0, columns),
+            nodes > 1 ? Where::kOneNode : Where::kGroup);
+      // Across nodes, column-wise over the whole group spreads a hot table's traffic over every
+      // node's NICs.
+      int wide = std::min(group, t.dim);
+      while (t.dim % wide != 0) --wide;
+      if (nodes > 1 && wide > columns) {
+        add(ShardingStrategy::kColumnWise, all_ranks(wide), Where::kGroup);
+      }
+    }
+    if (whole && split && group > 1)
+      add(ShardingStrategy::kDataParallel, all_ranks(group), Where::kGroup);
+    return out;
+  };
+  // Index into a template's canonical costs of GPU r, for the template moved to `position` (an
+  // owner GPU, or a node).
+  const auto role = [&](const Template& tp, int position, int r) {
+    switch (tp.where) {
+      case Where::kOneGpu:
+        if (r == position) return 0;
+        if (r / node == position / node) return 1;  // a requester in the owner's node
+        return node;                                // a requester in another node (node 1)
+      case Where::kOneNode:
+        return r / node == position ? r % node : node + r % node;
+      case Where::kGroup:
+        return r;
+    }
+    return r;
+  };
+  const auto positions = [&](const Template& tp) {
+    switch (tp.where) {
+      case Where::kOneGpu:
+        return group;
+      case Where::kOneNode:
+        return nodes;
+      case Where::kGroup:
+        return 1;
+    }
+    return 1;
+  };
+
   std::vector<TableWeight> weights;
+  double total_seconds = 0.0;
   for (const auto& t : c.model->tables) {
     weights.push_back(table_weight(t, c, group, hot_rows));
     total_seconds += weights.back().seconds;
   }
-  std::vector<double> load(group, 0.0), used(group, fixed_bytes(c));
-  std::vector<std::size_t> whole;
-  std::vector<std::size_t> split;
-  for (std::size_t ti = 0; ti < weights.size(); ++ti) {
-    const bool heavy = weights[ti].seconds > total_seconds / group ||
-                       weights[ti].bytes > 0.5 * c.gpu.hbm_capacity_bytes;
-    (heavy && group > 1 ? split : whole).push_back(ti);
-  }
-  std::stable_sort(split.begin(), split.end(), [&](std::size_t a, std::size_t b) {
+  std::vector<std::size_t> order(c.model->tables.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return weights[a].seconds > weights[b].seconds;
   });
-  // Split tables go, heaviest first, where they raise the most loaded GPU least. Their per-GPU
-  // cost is computed for the actual split (dedup and skew per shard), not as an even share.
-  for (const std::size_t ti : split) {
+
+  std::vector<double> load(group, 0.0), used(group, fixed_bytes(c));
+  const double capacity = 0.9 * c.gpu.hbm_capacity_bytes;
+  for (const std::size_t ti : order) {
     const EmbeddingTableSpec& table = c.model->tables[ti];
-    // Candidates: row-wise over the GPUs of one node (table-row-wise) or over the whole
-    // single-node group, and column-wise over the GPUs of one node (every shard sees every
-    // lookup, so skew does not unbalance it, but each lookup touches every shard).
-    struct Option {
-      TablePlacement placement;
-      std::vector<TableWeight> shards;
-    };
-    std::vector<Option> options;
-    const auto node_ranks = [&](int n, int count) {
-      std::vector<int> ranks;
-      for (int i = 0; i < count; ++i) ranks.push_back(n * node + i);
-      return ranks;
-    };
-    int columns = std::min(node, table.dim);
-    while (table.dim % columns != 0) --columns;
-    for (const ShardingStrategy strategy :
-         {ShardingStrategy::kRowWise, ShardingStrategy::kColumnWise}) {
-      if (strategy == ShardingStrategy::kColumnWise && columns < 2) continue;
-      const ShardingStrategy rows =
-          nodes > 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise;
-      const ShardingStrategy s = strategy == ShardingStrategy::kRowWise ? rows : strategy;
-      const int count = strategy == ShardingStrategy::kColumnWise ? columns : node;
-      // Shard costs depend only on the shard index, not on which GPUs hold them: compute once.
-      const std::vector<TableWeight> shards =
-          shard_weights(table, c, group, TablePlacement{s, node_ranks(0, count), hot_rows});
-      for (int n = 0; n < nodes; ++n)
-        options.push_back({TablePlacement{s, node_ranks(n, count), hot_rows}, shards});
+    const bool heavy = weights[ti].seconds > total_seconds / group ||
+                       weights[ti].bytes > 0.5 * c.gpu.hbm_capacity_bytes;
+    const bool split = costs_communication || (heavy && group > 1);
+    const std::vector<Template> templates =
+        templates_of(table, costs_communication || !split, split);
+    // The fitting candidate with the lowest peak cost; if none fits, the one that overflows least.
+    const Template* best = nullptr;
+    int best_position = 0;
+    double best_peak = 0.0, best_memory = 0.0;
+    bool best_fits = false;
+    for (const Template& tp : templates) {
+      for (int position = 0; position < positions(tp); ++position) {
+        double peak = 0.0, memory = 0.0;
+        for (int r = 0; r < group; ++r) {
+          const int i = role(tp, position, r);
+          peak = std::max(peak, load[r] + tp.costs.seconds[i]);
+          memory = std::max(memory, used[r] + tp.costs.bytes[i]);
+        }
+        const bool fits = memory <= capacity;
+        const bool better = !best || (fits && !best_fits) ||
+                            (fits == best_fits && (fits ? peak < best_peak : memory < best_memory));
+        if (better) {
+          best = &tp;
+          best_position = position;
+          best_peak = peak;
+          best_memory = memory;
+          best_fits = fits;
+        }
+      }
     }
-    const auto peak = [&](const Option& o) {
-      double p = 0.0;
-      for (std::size_t i = 0; i < o.shards.size(); ++i)
-        p = std::max(p, load[o.placement.ranks[i]] + o.shards[i].seconds);
-      return p;
-    };
-    std::size_t best = 0;
-    for (std::size_t o = 1; o < options.size(); ++o)
-      if (peak(options[o]) < peak(options[best])) best = o;
-    const Option& chosen = options[best];
-    plan.tables[ti] = chosen.placement;
-    for (std::size_t i = 0; i < chosen.shards.size(); ++i) {
-      load[chosen.placement.ranks[i]] += chosen.shards[i].seconds;
-      used[chosen.placement.ranks[i]] += chosen.shards[i].bytes;
+    TablePlacement placement = best->placement;
+    if (best->where == Where::kOneGpu) {
+      placement.ranks = {best_position};
+    } else if (best->where == Where::kOneNode) {
+      placement.ranks = node_ranks(best_position, static_cast<int>(placement.ranks.size()));
+    }
+    plan.tables[ti] = placement;
+    for (int r = 0; r < group; ++r) {
+      const int i = role(*best, best_position, r);
+      load[r] += best->costs.seconds[i];
+      used[r] += best->costs.bytes[i];
     }
   }
-  place_table_wise(plan, whole, c, group, hot_rows, load, used);
   return plan;
 }
 

@@ -52,6 +52,10 @@ struct ShardingContext {
   std::uint64_t hash_salt = 0x5eed;
   // Per-rank loads only, without the all-to-all byte matrices (and buffer memory): for planners.
   bool loads_only = false;
+  // Per-GPU bandwidth for all-to-all bytes inside a node and across nodes, for the planner's
+  // communication cost (0: communication not costed).
+  double local_bytes_per_s = 0;
+  double network_bytes_per_s = 0;
 };
 
 struct RankLoad {
@@ -67,6 +71,10 @@ struct RankLoad {
   double activation_bytes = 0;
   double buffer_bytes = 0;        // all-to-all buffers
   double replica_sync_bytes = 0;  // all-reduced across replicas per step (2D)
+  // Forward all-to-all bytes (ids and embeddings) this GPU sends and receives, to and from GPUs
+  // of its own node and of other nodes (the backward all-to-all moves the embedding part again,
+  // the other way).
+  double sent_local = 0, sent_remote = 0, received_local = 0, received_remote = 0;
   double memory_bytes() const {
     return parameter_bytes + optimizer_bytes + dense_bytes + activation_bytes + buffer_bytes;
   }
@@ -98,9 +106,12 @@ std::vector<std::string> memory_overflows(const ShardCosts& costs, const GpuSpec
 ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& context,
                           int group_size = 0, double hot_rows = 0);
 
-// The greedy planner: each table is table-wise if its cost fits comfortably on one GPU, else
-// row-wise; table-wise tables go, largest predicted cost (lookup and update time, skew included)
-// first, onto the least loaded GPU that still has memory for them.
+// The greedy planner: tables go, largest predicted cost first, where they raise the most loaded
+// GPU least, among: whole on one GPU (table-wise), split over the GPUs of one node (row-wise by
+// hash, or column-wise) or over the group, or replicated on every GPU (data-parallel, for small
+// tables), skipping GPUs without memory for them. A GPU's cost is its lookup and update time
+// (skew included) plus, when the context gives bandwidths, its all-to-all time (and the gradient
+// all-reduce of replicated tables).
 ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
 
 // Predicted embedding time (lookup + update) of a rank, the cost the planner balances.

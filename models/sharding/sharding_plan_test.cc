@@ -221,6 +221,24 @@ TEST(ShardingPlanTest, PlansNamingAMissingGpuAreRejected) {
   EXPECT_THROW(compute_shard_costs(plan, context(m, 4)), ConfigError);
 }
 
+TEST(ShardingPlanTest, GreedyPlannerReplicatesSmallTablesWhenCommunicationCosts) {
+  // Two nodes of 4 GPUs, a 16-row table looked up 8 times per sample. Placed on one GPU it sends
+  // every GPU 100 pooled vectors of 32 bytes every step (4 GPUs across nodes); split, every
+  // shard does; replicated, only its 16 x 8 x 4 = 512 bytes of gradients are all-reduced.
+  // Without bandwidths the planner does not cost communication and never replicates.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(16));
+  m.tables.resize(1);
+  m.tables[0].rows = 16;
+  m.tables[0].pooling = 8;
+  ShardingContext ctx = context(m, 8, 4);
+  EXPECT_NE(greedy_plan(ctx).tables[0].strategy, ShardingStrategy::kDataParallel);
+  ctx.local_bytes_per_s = 100e9;
+  ctx.network_bytes_per_s = 25e9;
+  const ShardingPlan plan = greedy_plan(ctx);
+  EXPECT_EQ(plan.tables[0].strategy, ShardingStrategy::kDataParallel);
+  EXPECT_EQ(plan.tables[0].ranks.size(), 8u);
+}
+
 TEST(ShardingPlanTest, GreedyPlannerBalancesTableWiseTables) {
   // Eight equal tables on four GPUs: two per GPU.
   RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));

@@ -83,6 +83,10 @@ ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec
       job.embedding_communication ? *job.embedding_communication : model.communication_dtype;
   c.sync_dtype = job.embedding_sync;
   c.gpu = cluster.gpu;
+  // For the planner: a GPU's share of the node's NICs, and its link into the node's fabric.
+  c.local_bytes_per_s = cluster.intra_node.gpu_link.effective_bandwidth();
+  c.network_bytes_per_s = cluster.nic.link.effective_bandwidth() * cluster.nic.count /
+                          std::max(1, cluster.gpus_per_node);
   return c;
 }
 

@@ -165,5 +165,30 @@ TEST(RecsysTrainingTest, FlowsAgreeWithTheAnalyticNetworkInsideANode) {
               0.03 * to_seconds(fast.step_time));
 }
 
+TEST(RecsysTrainingTest, GreedyPlanIsAtLeastAsFastAsEverySingleStrategy) {
+  // DLRM-DCNv2 on 2 DGX H100 nodes: the planner, costing lookups, skew and all-to-all bytes per
+  // GPU, mixes strategies per table (small tables replicated, large ones split inside a node);
+  // no plan that uses one strategy for every table should beat it.
+  const ClusterSpec cluster = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  const auto model =
+      std::get<RecsysModelSpec>(load_model_spec(kSourceDir + "/configs/models/dlrm-dcnv2.yaml"));
+  StepSimulationOptions analytic;
+  analytic.network = NetworkModel::kAnalytic;
+  const JobSpec greedy = job(8192, "greedy");
+  const ShardingContext context = recsys_context(cluster, model, greedy, 2);
+  const Time planned = simulate_recsys_training(cluster, model, greedy, 2, analytic).step_time;
+  int compared = 0;
+  for (const ShardingStrategy s : all_strategies()) {
+    const ShardingPlan plan = uniform_plan(s, context);
+    const ShardCosts costs = compute_shard_costs(plan, context);
+    if (!memory_overflows(costs, cluster.gpu).empty()) continue;
+    const Time t =
+        simulate_recsys_training(cluster, model, greedy, 2, analytic, nullptr, &plan).step_time;
+    EXPECT_LE(planned, t) << strategy_name(s);
+    ++compared;
+  }
+  EXPECT_GE(compared, 4);
+}
+
 }  // namespace
 }  // namespace trainsim::models
