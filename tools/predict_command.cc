@@ -38,8 +38,15 @@ po::options_description predict_options() {
     ("model", po::value<std::string>(),
      "model spec (YAML; default: the job's, else configs/models/dense-mlp-1b.yaml)")
     ("job", po::value<std::string>(),
-     "job spec (YAML): batch, sharding of embedding tables, communication; needed for "
-     "recommender models (kind: recsys)")
+     "job spec (YAML): batch, sharding of embedding tables, communication, dataloader, "
+     "checkpoints, target quality; needed for recommender models (kind: recsys)")
+    ("scaling", po::value<std::string>()->default_value("job"),
+     "strong: keep the global batch fixed (the per-GPU batch shrinks as nodes grow); weak: keep "
+     "the per-GPU batch fixed (the global batch grows); job: strong if the job gives "
+     "global_batch, else weak")
+    ("target", po::value<double>(),
+     "target quality for time-to-quality (default: the job's target_quality, else the model's "
+     "convergence target)")
     ("nodes", po::value<std::string>()->default_value("1,2,4,8"),
      "node counts to simulate, e.g. 1,2,4,8 or 1-4; the smallest is the baseline for speedup "
      "and efficiency")
@@ -84,8 +91,10 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
            "throughput (examples/s), speedup over the smallest node count, efficiency (speedup /\n"
            "node ratio), the step's breakdown (compute, communication stall, load imbalance, "
            "input\n"
-           "stall, checkpoint), the slowest rank and the dominant cause. Weak scaling (batch per\n"
-           "GPU fixed) unless the job gives a global batch (strong scaling).\n\n"
+           "stall, checkpoint), the slowest rank and the dominant cause, and time-to-quality (wall\n"
+           "time to the target quality, from the model's convergence at each global batch) with\n"
+           "its speedup. Strong scaling keeps the global batch fixed; weak scaling keeps the batch\n"
+           "per GPU fixed (--scaling; by default strong if the job gives a global batch).\n\n"
         << options
         << "\nExit status: 0 success, 2 bad input (the message names file, line and key).\n";
     return kExitOk;
@@ -97,6 +106,17 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("--network must be flow or analytic, not '" + network + "'");
   }
   models::ScalingStudyOptions study_options;
+  {
+    const std::string scaling = vm["scaling"].as<std::string>();
+    if (scaling == "strong") {
+      study_options.scaling = models::ScalingMode::kStrong;
+    } else if (scaling == "weak") {
+      study_options.scaling = models::ScalingMode::kWeak;
+    } else if (scaling != "job") {
+      throw UsageError("--scaling must be strong, weak or job, not '" + scaling + "'");
+    }
+  }
+  if (vm.count("target")) study_options.target_quality = vm["target"].as<double>();
   study_options.simulation.network =
       network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
   study_options.simulation.steps = vm["steps"].as<int>();
@@ -144,7 +164,6 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("model '" + models::model_name(workload.model) +
                      "' is a recommender: give --job FILE (batch and sharding)");
   }
-  if (!recsys && job) throw UsageError("--job applies to recommender models (kind: recsys)");
   const std::vector<int> nodes = parse_node_list(vm["nodes"].as<std::string>());
   int largest = 0;
   for (const int n : nodes) {

@@ -1,5 +1,6 @@
 #include "tools/report_format.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -23,29 +24,56 @@ std::string pad_left(const std::string& s, std::size_t width) {
 
 double ms(Time t) { return to_milliseconds(t); }
 
+std::string number(double value) { return printf_string("%.6g", value); }
+
 struct ModelSummary {
-  std::string name, description, file, batch;
+  std::string name, description, file, batch, job;
 };
 
-ModelSummary summarize(const models::Workload& w) {
+ModelSummary summarize(const models::Workload& w, const models::BatchScaling& batch) {
   ModelSummary s;
-  if (const auto* dense = std::get_if<models::DenseModelSpec>(&w.model)) {
-    s = {dense->name, dense->description, dense->source_file,
-         "weak, " + std::to_string(dense->batch_per_gpu) + " examples per GPU per step"};
-  } else {
-    const auto& recsys = std::get<models::RecsysModelSpec>(w.model);
-    s = {recsys.name, recsys.description, recsys.source_file, ""};
+  s.name = models::model_name(w.model);
+  std::visit(
+      [&](const auto& m) {
+        s.description = m.description;
+        s.file = m.source_file;
+      },
+      w.model);
+  s.batch = batch.strong ? "strong (global batch fixed at " +
+                               printf_string("%.0f", batch.global_batch) +
+                               " examples; the per-GPU batch shrinks as nodes grow)"
+                         : "weak (" + printf_string("%.6g", batch.batch_per_gpu) +
+                               " examples per GPU fixed; the global batch grows with the nodes)";
+  if (w.job) {
     const models::JobSpec& job = *w.job;
-    s.batch =
-        job.batch_per_gpu
-            ? "weak, " + printf_string("%.0f", *job.batch_per_gpu) + " examples per GPU per step"
-            : "strong, global batch " + printf_string("%.0f", *job.global_batch);
-    s.batch += "; job " + job.name + ", sharding " + job.sharding +
+    s.job = job.name;
+    if (std::holds_alternative<models::RecsysModelSpec>(w.model)) {
+      s.job += ", sharding " + job.sharding +
                (job.group == 0  ? ""
                 : job.group < 0 ? " (2D, group = node)"
                                 : " (2D, group = " + std::to_string(job.group) + " GPUs)");
+    }
   }
   return s;
+}
+
+// "to AUC 0.80275 (...)": what time-to-quality measures.
+std::string target_summary(const models::QualityTarget& t) {
+  const std::string b_noise = std::isinf(t.critical_batch)
+                                  ? "no critical batch (examples to target do not grow with it)"
+                                  : "critical batch " + number(t.critical_batch);
+  if (t.default_model) {
+    return std::string("the model has no convergence section: ") +
+           (t.min_examples ? "one epoch (" + number(*t.min_examples) + " examples)"
+                           : "examples to target unknown, only the ttq speedup") +
+           ", " + b_noise;
+  }
+  return "to " + t.metric + " " + number(*t.quality) + ": " + number(*t.min_examples) +
+         " examples at a small batch, " + b_noise;
+}
+
+std::string hours_cell(double seconds) {
+  return std::isnan(seconds) ? "-" : printf_string("%.2f", seconds / 3600.0);
 }
 
 struct Category {
@@ -59,17 +87,58 @@ constexpr Category kCategories[] = {
     {"input stall", &models::StepBreakdown::input_stall},
     {"checkpoint", &models::StepBreakdown::checkpoint}};
 
+std::string duration(double seconds) {
+  if (seconds < 1.0) return printf_string("%.3g ms", seconds * 1e3);
+  if (seconds < 120.0) return printf_string("%.3g s", seconds);
+  if (seconds < 7200.0) return printf_string("%.3g min", seconds / 60.0);
+  return printf_string("%.3g h", seconds / 3600.0);
+}
+
+// Per node count: what limits the input pipeline, and the checkpoint schedule and its cost.
+void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
+  bool input = false, checkpoint = false;
+  for (const auto& p : points) {
+    input = input || (p.input && !p.input->limit.empty());
+    checkpoint = checkpoint || p.checkpoint;
+  }
+  if (input) {
+    out << "\ninput pipeline (per GPU): nodes, what limits it, its capacity (ex/s), stall per step\n";
+    for (const auto& p : points) {
+      if (!p.input || p.input->limit.empty()) continue;
+      out << pad_left(std::to_string(p.nodes), 5) << "  " << p.input->limit << ", "
+          << printf_string("%.0f", p.input->examples_per_s_per_gpu) << " ex/s, stall "
+          << printf_string("%.3f", ms(p.input->stall_per_step)) << " ms\n";
+    }
+  }
+  if (checkpoint) {
+    out << "\ncheckpoints: nodes, size, interval, pause per checkpoint, write, restore after a "
+           "failure,\ncluster MTBF, overhead (extra wall time per unit of useful work)\n";
+    for (const auto& p : points) {
+      if (!p.checkpoint) continue;
+      const models::CheckpointCost& c = *p.checkpoint;
+      out << pad_left(std::to_string(p.nodes), 5) << "  " << printf_string("%.3g GB", c.bytes / 1e9)
+          << ", every " << duration(c.interval_seconds)
+          << (c.optimal_interval ? " (Young/Daly optimum)" : "") << ", pause "
+          << duration(c.pause_seconds) << ", write " << duration(c.write_seconds) << ", restore "
+          << duration(c.restore_seconds) << ", MTBF "
+          << (c.cluster_mtbf_seconds > 0 ? duration(c.cluster_mtbf_seconds) : "-") << ", overhead "
+          << printf_string("%.2f%%", 100.0 * c.overhead) << "\n";
+    }
+  }
+}
+
 void write_table(std::ostream& out, const PredictReport& r) {
   const auto& points = r.study->points;
-  const ModelSummary model = summarize(*r.workload);
+  const ModelSummary model = summarize(*r.workload, r.study->batch);
   out << "cluster  " << r.cluster->name;
   if (!r.cluster->description.empty()) out << ": " << r.cluster->description;
   out << "\nmodel    " << model.name;
   if (!model.description.empty()) out << ": " << model.description;
+  if (!model.job.empty()) out << "\njob      " << model.job;
   out << "\nscaling  " << model.batch << "; baseline "
-      << (points.empty() ? 0 : points.front().nodes) << " node(s); network model "
-      << r.network_model << "; " << (r.steps - r.warmup_steps) << " measured step(s) after "
-      << r.warmup_steps << " warm-up\n\n";
+      << (points.empty() ? 0 : points.front().nodes) << " node(s)\nnetwork  " << r.network_model
+      << " model; " << (r.steps - r.warmup_steps) << " measured step(s) after " << r.warmup_steps
+      << " warm-up\nquality  " << target_summary(r.study->target) << "\n\n";
   const std::vector<std::pair<std::string, std::size_t>> columns = {{"nodes", 5},
                                                                     {"GPUs", 5},
                                                                     {"global batch", 12},
@@ -77,6 +146,8 @@ void write_table(std::ostream& out, const PredictReport& r) {
                                                                     {"throughput (ex/s)", 17},
                                                                     {"speedup", 8},
                                                                     {"efficiency", 10},
+                                                                    {"ttq (h)", 8},
+                                                                    {"ttq speedup", 11},
                                                                     {"compute", 9},
                                                                     {"comm stall", 10},
                                                                     {"imbalance", 9},
@@ -97,6 +168,8 @@ void write_table(std::ostream& out, const PredictReport& r) {
         printf_string("%.0f", p.throughput),
         printf_string("%.2fx", p.speedup),
         printf_string("%.1f%%", 100.0 * p.efficiency),
+        hours_cell(p.time_to_quality_s),
+        printf_string("%.2fx", p.ttq_speedup),
         printf_string("%.3f", ms(p.breakdown.compute)),
         printf_string("%.3f", ms(p.breakdown.exposed_communication)),
         printf_string("%.3f", ms(p.breakdown.imbalance)),
@@ -109,26 +182,29 @@ void write_table(std::ostream& out, const PredictReport& r) {
       line += (i == 0 ? "" : "  ") + pad_left(cells[i], columns[i].second);
     out << line << "\n";
   }
-  out << "\ntimes in ms per step: compute = local work on the GPU; comm stall = communication not\n"
+  write_beyond_the_step(out, points);
+  out << "\nttq = time-to-quality (wall time to the target) and its speedup over the baseline;\n"
+         "times in ms per step: compute = local work on the GPU; comm stall = communication not\n"
          "hidden behind compute; imbalance = waiting in collectives for the slowest rank; input = "
          "waiting\n"
-         "for the batch; ckpt = checkpoint overhead; slowest = the rank with the most local "
-         "compute;\n"
-         "dominant = the largest loss (comm stall, imbalance, input or ckpt) once losses reach 10% "
-         "of the\n"
-         "step, else compute.\n";
+         "for the batch; ckpt = checkpoint and failure overhead per step; slowest = the rank with "
+         "the most\n"
+         "local compute; dominant = the largest loss (comm stall, imbalance, input or ckpt) once "
+         "losses\n"
+         "reach 10% of the step, else compute.\n";
 }
 
 void write_csv(std::ostream& out, const PredictReport& r) {
-  out << "nodes,gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,compute_"
-         "s,"
-         "communication_stall_s,load_imbalance_s,input_stall_s,checkpoint_s,slowest_rank,"
-         "dominant\n";
+  out << "nodes,gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,"
+         "time_to_quality_s,ttq_speedup,compute_s,communication_stall_s,load_imbalance_s,"
+         "input_stall_s,checkpoint_s,slowest_rank,dominant\n";
   for (const auto& p : r.study->points) {
     out << p.nodes << ',' << p.gpus << ',' << printf_string("%.0f", p.global_batch) << ','
         << printf_string("%.9g", to_seconds(p.step_time)) << ','
         << printf_string("%.9g", p.throughput) << ',' << printf_string("%.9g", p.speedup) << ','
-        << printf_string("%.9g", p.efficiency);
+        << printf_string("%.9g", p.efficiency) << ','
+        << (std::isnan(p.time_to_quality_s) ? "" : printf_string("%.9g", p.time_to_quality_s))
+        << ',' << printf_string("%.9g", p.ttq_speedup);
     for (const Category& c : kCategories)
       out << ',' << printf_string("%.9g", to_seconds(p.breakdown.*c.field));
     out << ',' << p.slowest_rank << ',' << dominant_cause(p) << "\n";
@@ -136,14 +212,22 @@ void write_csv(std::ostream& out, const PredictReport& r) {
 }
 
 void write_json(std::ostream& out, const PredictReport& r) {
-  const ModelSummary model = summarize(*r.workload);
+  const ModelSummary model = summarize(*r.workload, r.study->batch);
   nlohmann::ordered_json doc;
   doc["trainsim_version"] = kTrainsimVersion;
   doc["cluster"] = {{"name", r.cluster->name}, {"file", r.cluster->source_file}};
   doc["model"] = {{"name", model.name}, {"file", model.file}};
   if (r.workload->job)
     doc["job"] = {{"name", r.workload->job->name}, {"file", r.workload->job->source_file}};
+  doc["scaling"] = r.study->batch.strong ? "strong" : "weak";
   doc["batch"] = model.batch;
+  const models::QualityTarget& target = r.study->target;
+  doc["quality_target"] = {{"metric", target.metric},
+                           {"summary", target_summary(target)}};
+  if (target.quality) doc["quality_target"]["quality"] = *target.quality;
+  if (target.min_examples) doc["quality_target"]["min_examples"] = *target.min_examples;
+  if (!std::isinf(target.critical_batch))
+    doc["quality_target"]["critical_batch"] = target.critical_batch;
   doc["network_model"] = r.network_model;
   doc["steps"] = r.steps;
   doc["warmup_steps"] = r.warmup_steps;
@@ -168,6 +252,30 @@ void write_json(std::ostream& out, const PredictReport& r) {
                       {"slowest_rank_compute_s", to_seconds(p.slowest_rank_compute)},
                       {"dominant", dominant_cause(p)},
                       {"events", p.events}});
+    auto& j = points.back();
+    j["ttq_speedup"] = p.ttq_speedup;
+    if (!std::isnan(p.time_to_quality_s)) {
+      j["time_to_quality_s"] = p.time_to_quality_s;
+      j["examples_to_target"] = p.examples_to_target;
+      j["steps_to_target"] = p.steps_to_target;
+    }
+    if (p.input) {
+      j["input_pipeline"] = {{"limit", p.input->limit},
+                             {"capacity_examples_per_s_per_gpu", p.input->examples_per_s_per_gpu},
+                             {"stall_per_step_s", to_seconds(p.input->stall_per_step)},
+                             {"steps_simulated", p.input->steps_simulated}};
+    }
+    if (p.checkpoint) {
+      const models::CheckpointCost& c = *p.checkpoint;
+      j["checkpoint"] = {{"bytes", c.bytes},
+                         {"interval_s", c.interval_seconds},
+                         {"optimal_interval", c.optimal_interval},
+                         {"pause_s", c.pause_seconds},
+                         {"write_s", c.write_seconds},
+                         {"restore_s", c.restore_seconds},
+                         {"cluster_mtbf_s", c.cluster_mtbf_seconds},
+                         {"overhead", c.overhead}};
+    }
   }
   out << doc.dump(2) << "\n";
 }

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "models/config/runtime_config.h"
+
 namespace trainsim::models {
 
 namespace {
@@ -262,6 +264,9 @@ ClusterSpec parse_cluster_spec(const ConfigNode& root) {
   if (auto collectives = map.optional("collectives")) {
     spec.collectives = parse_collective_tuning(*collectives);
   }
+  if (auto s = map.optional("storage")) spec.storage = parse_storage(*s);
+  if (auto h = map.optional("host")) spec.host = parse_host(*h);
+  if (auto r = map.optional("reliability")) spec.reliability = parse_reliability(*r);
   if (spec.nodes > 1 && !nic) map.fail_missing("nic", "a cluster of several nodes needs NICs");
   if (spec.nodes > 1 && !network) {
     map.fail_missing("network", "a cluster of several nodes needs a network");

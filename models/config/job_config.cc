@@ -6,6 +6,7 @@
 
 #include "models/config/cluster_config.h"
 #include "models/config/config_node.h"
+#include "models/config/runtime_config.h"
 
 namespace trainsim::models {
 
@@ -108,6 +109,12 @@ JobSpec load_job_spec(const std::string& path) {
     if (auto b = o.optional("buckets"))
       job.gradient_buckets = static_cast<int>(b->positive_integer());
     o.finish();
+  }
+  if (auto d = map.optional("dataloader")) job.dataloader = parse_dataloader(*d);
+  if (auto c = map.optional("checkpoint")) job.checkpoint = parse_checkpoint(*c);
+  if (auto t = map.optional("target_quality")) {
+    job.target_quality = t->as_number();
+    job.target_location = t->location();
   }
   map.finish();
   return job;

@@ -10,6 +10,7 @@
 #include "models/collectives/collective_tuning.h"
 #include "models/config/config_error.h"
 #include "models/hardware/dtype.h"
+#include "models/runtime/runtime_spec.h"
 #include "models/sharding/sharding_plan.h"
 
 namespace trainsim::models {
@@ -45,6 +46,11 @@ struct JobSpec {
   std::optional<Algorithm> all_to_all_algorithm;  // direct or 2d (unset: by the cluster)
   bool overlap_gradient_all_reduce = true;
   int gradient_buckets = 2;
+  // Beyond the step.
+  DataloaderSpec dataloader;
+  CheckpointSpec checkpoint;
+  std::optional<double> target_quality;  // overrides the model's convergence target
+  SourceLocation target_location;
 };
 
 JobSpec load_job_spec(const std::string& path);

@@ -2,6 +2,7 @@
 
 #include "models/collectives/algorithms.h"
 #include "models/config/cluster_config.h"
+#include "models/config/runtime_config.h"
 
 namespace trainsim::models {
 
@@ -48,6 +49,8 @@ DenseModelSpec parse_dense_model_spec(const ConfigNode& root) {
     }
     ar_map.finish();
   }
+  if (auto d = map.optional("dataset")) model.dataset = parse_dataset(*d);
+  if (auto c = map.optional("convergence")) model.convergence = parse_convergence(*c);
   map.finish();
   return model;
 }

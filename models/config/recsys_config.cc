@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "models/config/cluster_config.h"
+#include "models/config/runtime_config.h"
 #include "models/config/model_config.h"
 
 namespace trainsim::models {
@@ -227,6 +228,8 @@ RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
     p.finish();
   }
   if (m.compute_dtype_location.file.empty()) m.compute_dtype_location = root.location();
+  if (auto d = map.optional("dataset")) m.dataset = parse_dataset(*d);
+  if (auto c = map.optional("convergence")) m.convergence = parse_convergence(*c);
   map.finish();
   return m;
 }

@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "models/collectives/collective_tuning.h"
 #include "models/hardware/dtype.h"
+#include "models/runtime/runtime_spec.h"
 
 namespace trainsim::models {
 
@@ -97,6 +98,10 @@ struct ClusterSpec {
   NicSpec nic;
   NetworkSpec network;
   CollectiveTuning collectives;
+  // Beyond the step: where data is read from and checkpoints go, host CPUs, failures.
+  StorageSpec storage;
+  HostSpec host;
+  ReliabilitySpec reliability;
 };
 
 // The cluster with only GPUs 0..gpus-1 of each node taking part (e.g. one GPU per node for a

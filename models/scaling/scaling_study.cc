@@ -1,12 +1,83 @@
 #include "models/scaling/scaling_study.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include "engine/check.h"
+#include "models/runtime/convergence.h"
 #include "models/workload/recsys_training.h"
 
 namespace trainsim::models {
+
+namespace {
+
+const DatasetSpec& dataset_of(const Workload& w) {
+  return std::visit([](const auto& m) -> const DatasetSpec& { return m.dataset; }, w.model);
+}
+
+const ConvergenceSpec& convergence_of(const Workload& w) {
+  return std::visit([](const auto& m) -> const ConvergenceSpec& { return m.convergence; },
+                    w.model);
+}
+
+// Storage bytes of one example: the job's dataloader, else the model's dataset, else (for a
+// recommender) its input bytes.
+double storage_bytes_per_example(const Workload& w) {
+  if (w.job && w.job->dataloader.bytes_per_example) return *w.job->dataloader.bytes_per_example;
+  if (dataset_of(w).bytes_per_example > 0) return dataset_of(w).bytes_per_example;
+  if (const auto* r = std::get_if<RecsysModelSpec>(&w.model)) return r->input_bytes_per_example();
+  return 0.0;
+}
+
+// The input pipeline, checkpoints and time-to-quality on top of the simulated step.
+void add_beyond_the_step(ScalingPoint& p, const ClusterSpec& cluster, const Workload& w,
+                         double batch_per_gpu, const QualityTarget* target) {
+  if (w.job && w.job->dataloader.configured) {
+    InputPipelineInputs in;
+    in.dataloader = w.job->dataloader;
+    in.storage = cluster.storage;
+    in.host = cluster.host;
+    in.nodes = p.nodes;
+    in.gpus_per_node = cluster.gpus_per_node;
+    in.batch_per_gpu = batch_per_gpu;
+    in.bytes_per_example = storage_bytes_per_example(w);
+    in.step_time = p.step_time;
+    p.input = simulate_input_pipeline(in);
+    p.breakdown.input_stall += p.input->stall_per_step;
+    p.step_time += p.input->stall_per_step;
+  }
+  if (w.job && w.job->checkpoint.configured) {
+    CheckpointInputs in;
+    in.checkpoint = w.job->checkpoint;
+    in.storage = cluster.storage;
+    in.reliability = cluster.reliability;
+    in.nodes = p.nodes;
+    in.gpus = p.gpus;
+    in.model_bytes = model_state_bytes(w);
+    in.device_to_host_bytes_per_s = cluster.gpu.host_to_device_bytes_per_s > 0
+                                        ? cluster.gpu.host_to_device_bytes_per_s
+                                        : cluster.nic.gpu_link.effective_bandwidth();
+    p.checkpoint = checkpoint_cost(in);
+    const Time overhead =
+        static_cast<Time>(std::llround(static_cast<double>(p.step_time) * p.checkpoint->overhead));
+    p.breakdown.checkpoint += overhead;
+    p.step_time += overhead;
+  }
+  p.throughput = p.global_batch / to_seconds(p.step_time);
+  const double b_noise = target ? target->critical_batch : std::numeric_limits<double>::infinity();
+  p.relative_ttq = examples_to_target(1.0, p.global_batch, b_noise) / p.throughput;
+  p.examples_to_target = p.steps_to_target = p.time_to_quality_s =
+      std::numeric_limits<double>::quiet_NaN();
+  if (target && target->min_examples) {
+    p.examples_to_target = examples_to_target(*target->min_examples, p.global_batch, b_noise);
+    p.steps_to_target = p.examples_to_target / p.global_batch;
+    p.time_to_quality_s = p.examples_to_target / p.throughput;
+  }
+}
+
+}  // namespace
 
 void fill_speedup_and_efficiency(std::vector<ScalingPoint>& points) {
   if (points.empty()) return;
@@ -14,28 +85,103 @@ void fill_speedup_and_efficiency(std::vector<ScalingPoint>& points) {
   for (ScalingPoint& p : points) {
     p.speedup = p.throughput / base.throughput;
     p.efficiency = p.speedup / (static_cast<double>(p.nodes) / base.nodes);
+    p.ttq_speedup = p.relative_ttq > 0 ? base.relative_ttq / p.relative_ttq : 0.0;
   }
 }
 
+double model_state_bytes(const Workload& w) {
+  if (const auto* r = std::get_if<RecsysModelSpec>(&w.model)) {
+    double bytes = r->dense_parameters() * (4.0 + r->dense_optimizer.state_bytes_per_parameter);
+    for (const EmbeddingTableSpec& t : r->tables) {
+      bytes += t.rows * (t.row_bytes() + t.dim * r->embedding_optimizer.state_bytes_per_parameter);
+    }
+    return bytes;
+  }
+  // A dense model: its weights and two optimizer moments of the same size.
+  return 3.0 * std::get<DenseModelSpec>(w.model).parameter_bytes;
+}
+
+BatchScaling resolve_batch_scaling(const Workload& w, ScalingMode mode, int baseline_gpus,
+                                   int largest_gpus) {
+  BatchScaling b;
+  double per_gpu = 0.0, global = 0.0;
+  bool job_strong = false;
+  SourceLocation where;
+  if (w.job) {
+    job_strong = w.job->global_batch.has_value();
+    per_gpu = job_batch_per_gpu(*w.job, baseline_gpus);
+    where = w.job->batch_location;
+  } else {
+    per_gpu = std::get<DenseModelSpec>(w.model).batch_per_gpu;
+    where = SourceLocation{std::get<DenseModelSpec>(w.model).source_file, 0, 0, "batch_per_gpu"};
+  }
+  global = w.job && w.job->global_batch ? *w.job->global_batch : per_gpu * baseline_gpus;
+  b.strong = mode == ScalingMode::kStrong || (mode == ScalingMode::kJob && job_strong);
+  b.global_batch = global;
+  b.batch_per_gpu = per_gpu;
+  if (b.strong && global / largest_gpus < 1.0) {
+    throw ConfigError(where, "strong scaling keeps the global batch at " +
+                                 std::to_string(static_cast<long long>(global)) +
+                                 " examples: fewer than one per GPU on " +
+                                 std::to_string(largest_gpus) + " GPUs");
+  }
+  return b;
+}
+
+QualityTarget resolve_quality_target(const Workload& w,
+                                     const std::optional<double>& target_quality) {
+  QualityTarget t;
+  const ConvergenceSpec& c = convergence_of(w);
+  t.metric = c.metric;
+  t.critical_batch = c.critical_batch;
+  if (!c.configured) {
+    // Default: no batch penalty; one epoch to the target when the dataset size is known.
+    t.default_model = true;
+    if (dataset_of(w).examples > 0) t.min_examples = dataset_of(w).examples;
+    return t;
+  }
+  SourceLocation where = c.target_location;
+  if (target_quality) {
+    t.quality = target_quality;
+    where = SourceLocation{"--target", 0, 0, "target"};
+  } else if (w.job && w.job->target_quality) {
+    t.quality = w.job->target_quality;
+    where = w.job->target_location;
+  } else if (c.target) {
+    t.quality = c.target;
+  } else {
+    t.quality = c.curve.back().quality;
+    where = c.location;
+  }
+  t.min_examples = min_examples_for(c, *t.quality, where);
+  return t;
+}
+
 ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload, int nodes,
-                            const StepSimulationOptions& options,
-                            std::shared_ptr<StepTrace>* trace) {
+                            double batch_per_gpu, const StepSimulationOptions& options,
+                            const QualityTarget* target, std::shared_ptr<StepTrace>* trace) {
   TRAINSIM_ASSERT(nodes >= 1, "node counts must be positive");
   ScalingPoint p;
   p.nodes = nodes;
   p.gpus = nodes * cluster.gpus_per_node;
-  // A recommender's sharding plan is resolved once, for the estimate and the simulation.
-  const auto* dense = std::get_if<DenseModelSpec>(&workload.model);
   const auto* recsys = std::get_if<RecsysModelSpec>(&workload.model);
-  std::optional<ShardingPlan> plan;
+  // The model or job with this node count's batch.
+  std::optional<DenseModelSpec> dense;
+  std::optional<JobSpec> job = workload.job;
   if (recsys) {
-    TRAINSIM_ASSERT(workload.job.has_value(), "a recommender needs a job");
-    plan = resolve_sharding(*workload.job, recsys_context(cluster, *recsys, *workload.job, nodes));
+    TRAINSIM_ASSERT(job.has_value(), "a recommender needs a job");
+    job->global_batch.reset();
+    job->batch_per_gpu = batch_per_gpu;
+  } else {
+    dense = std::get<DenseModelSpec>(workload.model);
+    dense->batch_per_gpu = batch_per_gpu;
   }
+  // A recommender's sharding plan is resolved once, for the estimate and the simulation.
+  std::optional<ShardingPlan> plan;
+  if (recsys) plan = resolve_sharding(*job, recsys_context(cluster, *recsys, *job, nodes));
   auto run = [&](const StepSimulationOptions& o) {
     return dense ? simulate_dense_training(cluster, *dense, nodes, o)
-                 : simulate_recsys_training(cluster, *recsys, *workload.job, nodes, o, nullptr,
-                                            &*plan);
+                 : simulate_recsys_training(cluster, *recsys, *job, nodes, o, nullptr, &*plan);
   };
   StepSimulationOptions effective = options;
   if (options.network == NetworkModel::kFlow && options.solve_quantum < 0) {
@@ -51,15 +197,14 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
         std::max<Time>(kNanosecond, estimate / 1'000'000 * -options.solve_quantum);
   }
   const StepSimulationResult result = run(effective);
-  p.global_batch = dense ? static_cast<double>(p.gpus) * dense->batch_per_gpu
-                         : job_batch_per_gpu(*workload.job, p.gpus) * p.gpus;
+  p.global_batch = batch_per_gpu * p.gpus;
   p.step_time = result.step_time;
-  p.throughput = p.global_batch / to_seconds(result.step_time);
   p.breakdown = result.breakdown;
   p.slowest_rank = result.slowest_rank;
   p.slowest_rank_compute = result.slowest_rank_compute;
   p.events = result.events;
   if (trace && result.trace) *trace = result.trace;
+  add_beyond_the_step(p, cluster, workload, batch_per_gpu, target);
   return p;
 }
 
@@ -68,10 +213,17 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
   std::sort(node_counts.begin(), node_counts.end());
   node_counts.erase(std::unique(node_counts.begin(), node_counts.end()), node_counts.end());
   ScalingStudy study;
+  if (node_counts.empty()) return study;
+  study.batch = resolve_batch_scaling(workload, options.scaling,
+                                      node_counts.front() * cluster.gpus_per_node,
+                                      node_counts.back() * cluster.gpus_per_node);
+  study.target = resolve_quality_target(workload, options.target_quality);
   for (const int nodes : node_counts) {
     StepSimulationOptions sim_options = options.simulation;
     sim_options.keep_trace = nodes == options.trace_nodes;
-    study.points.push_back(simulate_point(cluster, workload, nodes, sim_options, &study.trace));
+    study.points.push_back(simulate_point(cluster, workload, nodes,
+                                          study.batch.at(nodes * cluster.gpus_per_node),
+                                          sim_options, &study.target, &study.trace));
   }
   fill_speedup_and_efficiency(study.points);
   return study;

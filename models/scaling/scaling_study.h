@@ -1,6 +1,8 @@
 // Runs the training-step simulation for each node count and derives the scaling figures:
 // throughput (examples/s), speedup = throughput(N) / throughput(baseline) with the smallest node
-// count as baseline, and efficiency = speedup / (N / N_baseline).
+// count as baseline, and efficiency = speedup / (N / N_baseline). Beyond the step, it adds the
+// input pipeline's stalls, the checkpoint and failure overhead (folded into the step time and
+// throughput), and time-to-quality from the model's convergence at each global batch.
 #pragma once
 
 #include <memory>
@@ -8,6 +10,8 @@
 
 #include <optional>
 
+#include "models/runtime/checkpoint.h"
+#include "models/runtime/input_pipeline.h"
 #include "models/config/job_config.h"
 #include "models/config/recsys_config.h"
 #include "models/hardware/cluster_spec.h"
@@ -24,10 +28,43 @@ struct ScalingPoint {
   double throughput = 0.0;  // examples per second
   double speedup = 0.0;
   double efficiency = 0.0;
-  StepBreakdown breakdown;
+  StepBreakdown breakdown;  // adds up to step_time
   int slowest_rank = 0;
   Time slowest_rank_compute = 0;
   std::uint64_t events = 0;
+  // Beyond the step (set when the job configures them).
+  std::optional<InputPipelineResult> input;
+  std::optional<CheckpointCost> checkpoint;
+  // Time-to-quality: examples and steps the global batch needs to reach the target, and the wall
+  // time (NaN when the convergence model gives no absolute number of examples).
+  double examples_to_target = 0.0;
+  double steps_to_target = 0.0;
+  double time_to_quality_s = 0.0;
+  double ttq_speedup = 0.0;  // time-to-quality(baseline) / time-to-quality(N)
+  // Relative time-to-quality (per example of E_min), for the speedup when E_min is unknown.
+  double relative_ttq = 0.0;
+};
+
+// How the batch changes with the node count. Strong scaling keeps the global batch (the workload
+// of a step) fixed, so the per-GPU batch shrinks as nodes grow; weak scaling keeps the per-GPU
+// batch fixed, so the global batch grows with the hardware. kJob: strong if the job gives a
+// global batch, else weak.
+enum class ScalingMode { kJob, kStrong, kWeak };
+
+struct BatchScaling {
+  bool strong = false;
+  double global_batch = 0.0;   // strong
+  double batch_per_gpu = 0.0;  // weak
+  double at(int gpus) const { return strong ? global_batch / gpus : batch_per_gpu; }
+};
+
+// The time-to-quality target: which quality, and E_min and B_noise for it.
+struct QualityTarget {
+  std::string metric;
+  std::optional<double> quality;       // none: no convergence curve
+  std::optional<double> min_examples;  // E_min; none: unknown (only ratios)
+  double critical_batch = 0.0;         // B_noise (infinite: no batch penalty)
+  bool default_model = false;          // the model gives no convergence section
 };
 
 // What is trained: a dense model alone, or a recommender with its job (batch, sharding).
@@ -39,11 +76,15 @@ struct Workload {
 struct ScalingStudyOptions {
   StepSimulationOptions simulation;
   int trace_nodes = 0;  // keep the trace of this node count (0: none)
+  ScalingMode scaling = ScalingMode::kJob;
+  std::optional<double> target_quality;  // overrides the job's and the model's
 };
 
 struct ScalingStudy {
   std::vector<ScalingPoint> points;  // ascending node counts
   std::shared_ptr<StepTrace> trace;  // for trace_nodes, if asked
+  BatchScaling batch;
+  QualityTarget target;
 };
 
 // `node_counts` must be positive; duplicates are dropped and the result is sorted.
@@ -52,12 +93,28 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
 ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec& model,
                                std::vector<int> node_counts, const ScalingStudyOptions& options);
 
-// One node count of the study.
+// One node count of the study, `batch_per_gpu` examples per GPU; with the job's input pipeline and
+// checkpoints and the time-to-quality of `target` (when given).
 ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload, int nodes,
-                            const StepSimulationOptions& options,
+                            double batch_per_gpu, const StepSimulationOptions& options,
+                            const QualityTarget* target = nullptr,
                             std::shared_ptr<StepTrace>* trace = nullptr);
 
-// speedup and efficiency of `points` relative to points[0] (the baseline), filled in place.
+// The batch of each node count under `mode`, with the smallest node count's GPUs as baseline.
+// Throws ConfigError (at the job's batch) when strong scaling leaves less than one example a GPU.
+BatchScaling resolve_batch_scaling(const Workload& workload, ScalingMode mode, int baseline_gpus,
+                                   int largest_gpus);
+
+// The quality target and convergence parameters (throws ConfigError for a target the model's
+// convergence curve cannot reach).
+QualityTarget resolve_quality_target(const Workload& workload,
+                                     const std::optional<double>& target_quality);
+
+// Parameters and optimizer state of the model: what a checkpoint holds.
+double model_state_bytes(const Workload& workload);
+
+// speedup, efficiency and time-to-quality speedup of `points` relative to points[0] (the
+// baseline), filled in place.
 void fill_speedup_and_efficiency(std::vector<ScalingPoint>& points);
 
 }  // namespace trainsim::models

@@ -9,6 +9,7 @@
 #include "models/collectives/collective_tuning.h"
 #include "models/config/config_error.h"
 #include "models/hardware/dtype.h"
+#include "models/runtime/runtime_spec.h"
 
 namespace trainsim::models {
 
@@ -19,7 +20,7 @@ struct DenseModelSpec {
   double flops_per_example = 0.0;              // forward + backward
   double backward_flops_fraction = 2.0 / 3.0;  // backward costs about twice the forward
   double parameter_bytes = 0.0;  // gradients of the same size are all-reduced every step
-  int batch_per_gpu = 1;
+  double batch_per_gpu = 1;
   Dtype compute_dtype = Dtype::kBf16;
   SourceLocation compute_dtype_location;
   bool overlap_all_reduce = false;  // all-reduce gradient buckets while backward runs
@@ -27,6 +28,8 @@ struct DenseModelSpec {
   // All-reduce algorithm; unset: the fastest for each bucket's size (the picker).
   std::optional<Algorithm> all_reduce_algorithm;
   SourceLocation all_reduce_algorithm_location;
+  DatasetSpec dataset;
+  ConvergenceSpec convergence;
 };
 
 }  // namespace trainsim::models

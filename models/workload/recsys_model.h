@@ -10,6 +10,7 @@
 
 #include "models/config/config_error.h"
 #include "models/hardware/dtype.h"
+#include "models/runtime/runtime_spec.h"
 #include "models/sharding/access_distribution.h"
 
 namespace trainsim::models {
@@ -72,6 +73,8 @@ struct RecsysModelSpec {
   Dtype communication_dtype = Dtype::kFp32;  // embedding all-to-all payload
   Dtype gradient_dtype = Dtype::kFp32;       // dense gradient all-reduce payload
   SourceLocation compute_dtype_location;
+  DatasetSpec dataset;
+  ConvergenceSpec convergence;
 
   // Width of the vector entering the interaction / the top MLP.
   int interaction_input_width() const;
