@@ -57,7 +57,7 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
     stages.push_back({shared_limits ? "shared filesystem" : "storage reads per node",
                       read_bw / (gpus * in.bytes_per_example)});
   }
-  if (cpu) {
+  if (cpu && cores < gpus * workers) {  // fewer cores than workers
     stages.push_back({"preprocessing (CPU cores)",
                       cores / (gpus * d.preprocess_seconds_per_example)});
   }
