@@ -129,6 +129,33 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.end();
   }
 
+  const StorageSpec& s = c.storage;
+  if (s.read_bytes_per_s_per_node > 0 || s.write_bytes_per_s_per_node > 0 ||
+      s.shared_read_bytes_per_s > 0 || s.shared_write_bytes_per_s > 0) {
+    w.begin("storage");
+    const std::pair<const char*, double> figures[] = {
+        {"read_bandwidth_per_node", s.read_bytes_per_s_per_node},
+        {"write_bandwidth_per_node", s.write_bytes_per_s_per_node},
+        {"shared_read_bandwidth", s.shared_read_bytes_per_s},
+        {"shared_write_bandwidth", s.shared_write_bytes_per_s}};
+    for (const auto& [name, value] : figures) {
+      if (value > 0) w.key("storage", name, bandwidth(value));
+    }
+    if (s.read_latency > 0) w.key("storage", "read_latency", duration(s.read_latency));
+    w.end();
+  }
+  if (c.host.cpu_cores > 0) {
+    w.begin("host");
+    w.key("host", "cpu_cores", c.host.cpu_cores);
+    w.end();
+  }
+  if (c.reliability.node_mtbf_seconds > 0) {
+    w.begin("reliability");
+    w.key("reliability", "node_mtbf", number(c.reliability.node_mtbf_seconds, 3600.0, "h"));
+    w.key("reliability", "restart_time", number(c.reliability.restart_seconds, 60.0, "min"));
+    w.end();
+  }
+
   if (!c.collectives.algorithms.empty()) {
     w.begin("collectives");
     w.key("collectives", "pipeline_chunk", bytes(c.collectives.pipeline_chunk_bytes));

@@ -26,9 +26,11 @@ struct InputPipelineInputs {
 struct InputPipelineResult {
   Time stall_per_step = 0;  // steady state, mean over the measured steps
   // What limits the pipeline's rate, from the stages' capacities: "storage reads per node",
-  // "shared filesystem", "preprocessing (CPU cores)", "dataloader workers" or "prefetch depth".
+  // "shared filesystem", "preprocessing (CPU cores)", "dataloader workers" or "prefetch depth";
+  // or, when the simulated pipeline delivers less than every stage could (workers reading and
+  // preprocessing in step), "dataloader workers (each reads, then preprocesses)".
   std::string limit;
-  double examples_per_s_per_gpu = 0.0;  // the limiting stage's capacity
+  double examples_per_s_per_gpu = 0.0;  // the limit's rate
   int steps_simulated = 0;
 };
 
