@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/calibration/collective_calibration.h"
+#include "models/scaling/scaling_study.h"
 
 namespace trainsim::cli {
 
@@ -40,6 +41,20 @@ boost::program_options::variables_map parse_options(
 // Parses "1,2,4,8" (and ranges "1-4") into positive node counts.
 std::vector<int> parse_node_list(const std::string& text);
 
+// Options shared by the commands that simulate a scaling study (predict, check-claim): --scaling,
+// --target, --network, --solve-quantum, --steps, --warmup, --seed.
+void add_study_options(boost::program_options::options_description& options);
+models::ScalingStudyOptions parse_study_options(const boost::program_options::variables_map& vm);
+
+// The cluster and workload from --cluster, --model and --job (with the job's and the shipped
+// defaults), checked against the node counts to simulate.
+struct SimulationInputs {
+  models::ClusterSpec cluster;
+  models::Workload workload;
+};
+SimulationInputs load_simulation_inputs(const boost::program_options::variables_map& vm,
+                                        const std::vector<int>& nodes);
+
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // Reads nccl-tests logs given as LOG or LOG:ALGO (calibrate --nccl-tests / --check, validate).
@@ -51,6 +66,7 @@ void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows,
 
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

@@ -40,13 +40,6 @@ po::options_description predict_options() {
     ("job", po::value<std::string>(),
      "job spec (YAML): batch, sharding of embedding tables, communication, dataloader, "
      "checkpoints, target quality; needed for recommender models (kind: recsys)")
-    ("scaling", po::value<std::string>()->default_value("job"),
-     "strong: keep the global batch fixed (the per-GPU batch shrinks as nodes grow); weak: keep "
-     "the per-GPU batch fixed (the global batch grows); job: strong if the job gives "
-     "global_batch, else weak")
-    ("target", po::value<double>(),
-     "target quality for time-to-quality (default: the job's target_quality, else the model's "
-     "convergence target)")
     ("nodes", po::value<std::string>()->default_value("1,2,4,8"),
      "node counts to simulate, e.g. 1,2,4,8 or 1-4; the smallest is the baseline for speedup "
      "and efficiency")
@@ -55,7 +48,24 @@ po::options_description predict_options() {
     ("trace", po::value<std::string>(),
      "write a Chrome trace (JSON, opens in Perfetto or chrome://tracing) of the simulated steps "
      "at the largest node count, one track per GPU and stream")
-    ("trace-nodes", po::value<int>(), "node count whose steps --trace records (default: the largest)")
+    ("trace-nodes", po::value<int>(), "node count whose steps --trace records (default: the largest)");
+  // clang-format on
+  add_study_options(o);
+  return o;
+}
+
+}  // namespace
+
+void add_study_options(po::options_description& o) {
+  // clang-format off
+  o.add_options()
+    ("scaling", po::value<std::string>()->default_value("job"),
+     "strong: keep the global batch fixed (the per-GPU batch shrinks as nodes grow); weak: keep "
+     "the per-GPU batch fixed (the global batch grows); job: strong if the job gives "
+     "global_batch, else weak")
+    ("target", po::value<double>(),
+     "target quality for time-to-quality (default: the job's target_quality, else the model's "
+     "convergence target)")
     ("network", po::value<std::string>()->default_value("flow"),
      "network model: flow (every transfer a flow sharing links by max-min fairness) or analytic "
      "(alpha-beta time per collective, no contention; faster)")
@@ -68,8 +78,97 @@ po::options_description predict_options() {
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed");
   // clang-format on
-  return o;
 }
+
+models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
+  models::ScalingStudyOptions study_options;
+  {
+    const std::string scaling = vm["scaling"].as<std::string>();
+    if (scaling == "strong") {
+      study_options.scaling = models::ScalingMode::kStrong;
+    } else if (scaling == "weak") {
+      study_options.scaling = models::ScalingMode::kWeak;
+    } else if (scaling != "job") {
+      throw UsageError("--scaling must be strong, weak or job, not '" + scaling + "'");
+    }
+  }
+  if (vm.count("target")) study_options.target_quality = vm["target"].as<double>();
+  const std::string network = vm["network"].as<std::string>();
+  if (network != "flow" && network != "analytic") {
+    throw UsageError("--network must be flow or analytic, not '" + network + "'");
+  }
+  study_options.simulation.network =
+      network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
+  study_options.simulation.steps = vm["steps"].as<int>();
+  study_options.simulation.warmup_steps = vm["warmup"].as<int>();
+  study_options.simulation.seed = vm["seed"].as<std::uint64_t>();
+  if (study_options.simulation.warmup_steps < 0) throw UsageError("--warmup must not be negative");
+  if (study_options.simulation.steps <= study_options.simulation.warmup_steps) {
+    throw UsageError("--steps must exceed --warmup (at least one measured step)");
+  }
+  if (study_options.simulation.steps > 1000) throw UsageError("--steps: at most 1000");
+  const std::string text = vm["solve-quantum"].as<std::string>();
+  if (!text.empty() && text.back() == '%') {
+    const auto percent =
+        models::parse_quantity(text.substr(0, text.size() - 1), models::Dimension::kTime);
+    if (!percent || *percent < 0 || *percent > 10) {
+      throw UsageError("--solve-quantum: a percentage from 0% to 10%, not '" + text + "'");
+    }
+    study_options.simulation.solve_quantum = -static_cast<Time>(*percent * 1e4);  // ppm
+  } else {
+    const auto quantum = models::parse_quantity(text, models::Dimension::kTime);
+    if (!quantum || *quantum < 0 || *quantum > 1.0) {
+      throw UsageError(
+          "--solve-quantum must be a time from 0 to 1 s (e.g. 1us), a percentage "
+          "(0.2%) or 0, not '" +
+          text + "'");
+    }
+    study_options.simulation.solve_quantum = time_from_seconds(*quantum);
+  }
+  return study_options;
+}
+
+SimulationInputs load_simulation_inputs(const po::variables_map& vm,
+                                        const std::vector<int>& nodes) {
+  std::optional<models::JobSpec> job;
+  if (vm.count("job"))
+    job = models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
+  const std::string cluster_path = vm.count("cluster")            ? vm["cluster"].as<std::string>()
+                                   : job && !job->cluster.empty() ? job->cluster
+                                                                  : kDefaultCluster;
+  const std::string model_path = vm.count("model")            ? vm["model"].as<std::string>()
+                                 : job && !job->model.empty() ? job->model
+                                                              : kDefaultModel;
+  SimulationInputs in{models::load_cluster_spec(resolve_config_path(cluster_path)),
+                      {models::load_model_spec(resolve_config_path(model_path)), job}};
+  const models::ClusterSpec& cluster = in.cluster;
+  const bool recsys = std::holds_alternative<models::RecsysModelSpec>(in.workload.model);
+  if (recsys && !job) {
+    throw UsageError("model '" + models::model_name(in.workload.model) +
+                     "' is a recommender: give --job FILE (batch and sharding)");
+  }
+  int largest = 0;
+  for (const int n : nodes) {
+    if (n > cluster.nodes) {
+      throw UsageError("--nodes " + std::to_string(n) + ": cluster '" + cluster.name + "' (" +
+                       cluster.source_file + ") has " + std::to_string(cluster.nodes) + " nodes");
+    }
+    largest = std::max(largest, n);
+  }
+  if (const auto* dense = std::get_if<models::DenseModelSpec>(&in.workload.model)) {
+    models::check_model_fits_cluster(*dense, cluster, largest);
+  } else {
+    const auto& model = std::get<models::RecsysModelSpec>(in.workload.model);
+    if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
+      throw models::ConfigError(model.compute_dtype_location,
+                                "the GPU of cluster '" + cluster.name + "' has no peak_flops for " +
+                                    std::string(models::dtype_name(model.compute_dtype)));
+    }
+  }
+  return in;
+}
+
+namespace {
 
 OutputFormat parse_format(const std::string& s) {
   if (s == "table") return OutputFormat::kTable;
@@ -102,87 +201,12 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
 
   const OutputFormat format = parse_format(vm["format"].as<std::string>());
   const std::string network = vm["network"].as<std::string>();
-  if (network != "flow" && network != "analytic") {
-    throw UsageError("--network must be flow or analytic, not '" + network + "'");
-  }
-  models::ScalingStudyOptions study_options;
-  {
-    const std::string scaling = vm["scaling"].as<std::string>();
-    if (scaling == "strong") {
-      study_options.scaling = models::ScalingMode::kStrong;
-    } else if (scaling == "weak") {
-      study_options.scaling = models::ScalingMode::kWeak;
-    } else if (scaling != "job") {
-      throw UsageError("--scaling must be strong, weak or job, not '" + scaling + "'");
-    }
-  }
-  if (vm.count("target")) study_options.target_quality = vm["target"].as<double>();
-  study_options.simulation.network =
-      network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
-  study_options.simulation.steps = vm["steps"].as<int>();
-  study_options.simulation.warmup_steps = vm["warmup"].as<int>();
-  study_options.simulation.seed = vm["seed"].as<std::uint64_t>();
-  if (study_options.simulation.warmup_steps < 0) throw UsageError("--warmup must not be negative");
-  if (study_options.simulation.steps <= study_options.simulation.warmup_steps) {
-    throw UsageError("--steps must exceed --warmup (at least one measured step)");
-  }
-  if (study_options.simulation.steps > 1000) throw UsageError("--steps: at most 1000");
-  {
-    const std::string text = vm["solve-quantum"].as<std::string>();
-    if (!text.empty() && text.back() == '%') {
-      const auto percent =
-          models::parse_quantity(text.substr(0, text.size() - 1), models::Dimension::kTime);
-      if (!percent || *percent < 0 || *percent > 10) {
-        throw UsageError("--solve-quantum: a percentage from 0% to 10%, not '" + text + "'");
-      }
-      study_options.simulation.solve_quantum = -static_cast<Time>(*percent * 1e4);  // ppm
-    } else {
-      const auto quantum = models::parse_quantity(text, models::Dimension::kTime);
-      if (!quantum || *quantum < 0 || *quantum > 1.0) {
-        throw UsageError(
-            "--solve-quantum must be a time from 0 to 1 s (e.g. 1us), a percentage "
-            "(0.2%) or 0, not '" +
-            text + "'");
-      }
-      study_options.simulation.solve_quantum = time_from_seconds(*quantum);
-    }
-  }
-
-  std::optional<models::JobSpec> job;
-  if (vm.count("job"))
-    job = models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
-  const std::string cluster_path = vm.count("cluster")            ? vm["cluster"].as<std::string>()
-                                   : job && !job->cluster.empty() ? job->cluster
-                                                                  : kDefaultCluster;
-  const std::string model_path = vm.count("model")            ? vm["model"].as<std::string>()
-                                 : job && !job->model.empty() ? job->model
-                                                              : kDefaultModel;
-  const models::ClusterSpec cluster = models::load_cluster_spec(resolve_config_path(cluster_path));
-  models::Workload workload{models::load_model_spec(resolve_config_path(model_path)), job};
-  const bool recsys = std::holds_alternative<models::RecsysModelSpec>(workload.model);
-  if (recsys && !job) {
-    throw UsageError("model '" + models::model_name(workload.model) +
-                     "' is a recommender: give --job FILE (batch and sharding)");
-  }
+  models::ScalingStudyOptions study_options = parse_study_options(vm);
   const std::vector<int> nodes = parse_node_list(vm["nodes"].as<std::string>());
-  int largest = 0;
-  for (const int n : nodes) {
-    if (n > cluster.nodes) {
-      throw UsageError("--nodes " + std::to_string(n) + ": cluster '" + cluster.name + "' (" +
-                       cluster.source_file + ") has " + std::to_string(cluster.nodes) + " nodes");
-    }
-    largest = std::max(largest, n);
-  }
-  if (const auto* dense = std::get_if<models::DenseModelSpec>(&workload.model)) {
-    models::check_model_fits_cluster(*dense, cluster, largest);
-  } else {
-    const auto& model = std::get<models::RecsysModelSpec>(workload.model);
-    if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
-      throw models::ConfigError(model.compute_dtype_location,
-                                "the GPU of cluster '" + cluster.name + "' has no peak_flops for " +
-                                    std::string(models::dtype_name(model.compute_dtype)));
-    }
-  }
+  const SimulationInputs inputs = load_simulation_inputs(vm, nodes);
+  const models::ClusterSpec& cluster = inputs.cluster;
+  const models::Workload& workload = inputs.workload;
+  const int largest = *std::max_element(nodes.begin(), nodes.end());
   std::optional<std::string> trace_path;
   if (vm.count("trace")) {
     trace_path = vm["trace"].as<std::string>();

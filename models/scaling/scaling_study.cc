@@ -202,6 +202,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   p.breakdown = result.breakdown;
   p.slowest_rank = result.slowest_rank;
   p.slowest_rank_compute = result.slowest_rank_compute;
+  p.communication_busy = result.communication_busy;
   p.events = result.events;
   if (trace && result.trace) *trace = result.trace;
   add_beyond_the_step(p, cluster, workload, batch_per_gpu, target);

@@ -31,6 +31,7 @@ struct ScalingPoint {
   StepBreakdown breakdown;  // adds up to step_time
   int slowest_rank = 0;
   Time slowest_rank_compute = 0;
+  Time communication_busy = 0;  // per rank and step, overlapped or not
   std::uint64_t events = 0;
   // Beyond the step (set when the job configures them).
   std::optional<InputPipelineResult> input;

@@ -69,6 +69,7 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
 
   std::vector<StepTasks> steps(options.steps);
   std::vector<std::vector<TaskId>> compute_tasks(options.steps);
+  std::vector<std::vector<TaskId>> comm_tasks(options.steps);
   for (int s = 0; s < options.steps; ++s) {
     const std::string suffix = " #" + std::to_string(s);
     std::vector<Collective*> bucket_collectives;
@@ -107,6 +108,7 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
                              }});
           graph.add_dependency(bwd, ar);
           reduces.push_back(ar);
+          comm_tasks[s].push_back(ar);
         }
       }
       if (!model.overlap_all_reduce) {
@@ -117,6 +119,7 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
                                          }});
         graph.add_dependency(previous, ar);
         reduces.push_back(ar);
+        comm_tasks[s].push_back(ar);
       }
       const TaskId end = graph.add_task("step end" + suffix, r, kNoStream, sync_cat, JoinAction{});
       graph.add_dependency(previous, end);
@@ -144,6 +147,11 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
     for (const TaskId id : compute_tasks[s]) busy += records[id].end - records[id].start;
   }
   result.breakdown.compute = busy / (static_cast<Time>(measured) * ranks);
+  Time comm = 0;
+  for (int s = options.warmup_steps; s < options.steps; ++s) {
+    for (const TaskId id : comm_tasks[s]) comm += records[id].end - records[id].start;
+  }
+  result.communication_busy = comm / (static_cast<Time>(measured) * ranks);
   result.breakdown.exposed_communication =
       std::max<Time>(0, result.step_time - result.breakdown.compute);
   result.events = sim.events_processed();

@@ -50,6 +50,9 @@ struct StepSimulationResult {
   StepBreakdown breakdown;
   int slowest_rank = 0;  // the rank with the most local compute
   Time slowest_rank_compute = 0;
+  // Time a rank's communication spends transferring (after every participant has joined), per
+  // step, overlapped or not: what perfect overlap could at best hide.
+  Time communication_busy = 0;
   std::uint64_t events = 0;
   std::shared_ptr<StepTrace> trace;  // set when keep_trace
 };

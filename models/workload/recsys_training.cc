@@ -365,7 +365,7 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
   const Time first = options.warmup_steps == 0 ? 0 : end_of[options.warmup_steps - 1];
   result.step_time = (end_of.back() - first) / measured;
 
-  std::vector<Time> busy(ranks, 0), waited(ranks, 0), input(ranks, 0);
+  std::vector<Time> busy(ranks, 0), waited(ranks, 0), input(ranks, 0), transfer(ranks, 0);
   for (int s = options.warmup_steps; s < options.steps; ++s) {
     for (std::size_t i = 0; i < compute_tasks[s].size(); ++i) {
       const TaskId id = compute_tasks[s][i];
@@ -374,7 +374,10 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
     for (const CollectiveTasks& c : step_collectives[s]) {
       Time last = 0;
       for (const auto& [r, id] : c.members) last = std::max(last, records[id].start);
-      for (const auto& [r, id] : c.members) waited[r] += last - records[id].start;
+      for (const auto& [r, id] : c.members) {
+        waited[r] += last - records[id].start;
+        transfer[r] += records[id].end - last;
+      }
     }
     // Input stall: the batch's copy finishing after the previous step ended.
     for (const TaskId id : h2d_tasks[s]) {
@@ -383,15 +386,17 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
       input[r] += std::max<Time>(0, records[id].end - previous_end);
     }
   }
-  Time total_busy = 0, total_wait = 0, total_input = 0;
+  Time total_busy = 0, total_wait = 0, total_input = 0, total_transfer = 0;
   for (int r = 0; r < ranks; ++r) {
     total_busy += busy[r];
+    total_transfer += transfer[r];
     total_wait += waited[r];
     total_input += input[r];
     if (busy[r] > busy[result.slowest_rank]) result.slowest_rank = r;
   }
   const Time per = static_cast<Time>(measured) * ranks;
   result.breakdown.compute = total_busy / per;
+  result.communication_busy = total_transfer / per;
   result.breakdown.imbalance =
       std::min(total_wait / per, std::max<Time>(0, result.step_time - result.breakdown.compute));
   result.breakdown.input_stall = std::min(
