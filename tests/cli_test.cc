@@ -548,5 +548,169 @@ TEST(RecsysCliTest, BadJobsAndModelsNameFileLineAndKey) {
       << r.err;
 }
 
+
+// --- Beyond the step: check-claim, strong and weak scaling, input stalls, checkpoints ---
+
+TEST(CheckClaimTest, TheMeasurementNotesExamples) {
+  Result r = run({"check-claim", "--baseline-nodes", "1", "--nodes", "4", "--speedup", "3.9"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("speedup 3.90x, efficiency 97.50% of ideal (linear scaling: 4.00x)"),
+            std::string::npos)
+      << r.out;
+  r = run({"check-claim", "--nodes", "4", "--speedup", "1.21"});
+  EXPECT_NE(r.out.find("efficiency 30.25%"), std::string::npos) << r.out;
+  r = run({"check-claim", "--nodes", "8", "--baseline-throughput", "100000", "--throughput",
+           "750000"});
+  EXPECT_NE(r.out.find("speedup 7.50x, efficiency 93.75%"), std::string::npos) << r.out;
+  r = run({"check-claim", "--run", "100000:10h", "--run", "200000:8h"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("throughput      B / A = 2.00x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("time-to-quality A / B = 1.25x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run B needed 1.60x the examples"), std::string::npos) << r.out;
+}
+
+TEST(CheckClaimTest, VerdictsAgainstThePrediction) {
+  const std::string job = kSourceDir + "/configs/jobs/foundation-baseline.yaml";
+  // The poorly scaling job cannot give 3.9x on 4 nodes even with all communication hidden.
+  Result r = run({"check-claim", "--nodes", "4", "--speedup", "3.9", "--job", job, "--network",
+                  "analytic"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("verdict   optimistic"), std::string::npos) << r.out;
+  // Its own predicted speedup is plausible; far below it is pessimistic.
+  r = run({"check-claim", "--nodes", "4", "--speedup", "1.5", "--job", job, "--network",
+           "analytic"});
+  EXPECT_NE(r.out.find("verdict   plausible"), std::string::npos) << r.out;
+  r = run({"check-claim", "--nodes", "4", "--speedup", "1.0", "--job", job, "--network",
+           "analytic"});
+  EXPECT_NE(r.out.find("verdict   pessimistic"), std::string::npos) << r.out;
+  // Beyond linear is optimistic whatever the cluster.
+  r = run({"check-claim", "--nodes", "4", "--speedup", "4.2", "--job",
+           kSourceDir + "/configs/jobs/foundation-optimized.yaml", "--network", "analytic"});
+  EXPECT_NE(r.out.find("beyond linear scaling"), std::string::npos) << r.out;
+}
+
+TEST(CheckClaimTest, BadInput) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"check-claim", "--speedup", "3.9"},
+           {"check-claim", "--nodes", "4", "--speedup", "-1"},
+           {"check-claim", "--nodes", "4"},
+           {"check-claim", "--run", "100000:10h"},
+           {"check-claim", "--run", "100000:-1h", "--run", "200000:8h"},
+           {"check-claim", "--run", "100000:10h", "--run", "200000:8h", "--nodes", "4"}}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args.back();
+    EXPECT_NE(r.err.find("check-claim"), std::string::npos) << r.err;
+  }
+  EXPECT_NE(run({"check-claim", "--speedup", "3.9"}).err.find("needs the node counts"),
+            std::string::npos);
+}
+
+nlohmann::json predict_json(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"predict", "--format", "json", "--network", "analytic"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const Result r = run(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(BeyondTheStepCliTest, StrongScalingKeepsTheGlobalBatchWeakTheBatchPerGpu) {
+  const std::string job = kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml";
+  const auto strong = predict_json({"--job", job, "--nodes", "1,2,4", "--scaling", "strong"});
+  const auto weak = predict_json({"--job", job, "--nodes", "1,2,4", "--scaling", "weak"});
+  EXPECT_EQ(strong["scaling"], "strong");
+  EXPECT_EQ(weak["scaling"], "weak");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(strong["points"][i]["global_batch"].get<double>(), 65536.0);
+    EXPECT_DOUBLE_EQ(weak["points"][i]["global_batch"].get<double>(), 65536.0 * (1 << i));
+  }
+  // Strong scaling: the same examples to the target at every node count, so time-to-quality
+  // speeds up exactly as throughput.
+  for (const auto& p : strong["points"]) {
+    EXPECT_NEAR(p["ttq_speedup"].get<double>(), p["speedup"].get<double>(), 1e-12);
+  }
+  // Weak scaling with the model's critical batch B_noise = 262144: the global batch B needs
+  // E_min (1 + B / B_noise) examples, so ttq speedup = speedup (1 + B_1 / B_noise) /
+  // (1 + B_N / B_noise).
+  const double b_noise = 262144.0;
+  for (const auto& p : weak["points"]) {
+    const double b = p["global_batch"].get<double>();
+    EXPECT_NEAR(p["ttq_speedup"].get<double>(),
+                p["speedup"].get<double>() * (1 + 65536.0 / b_noise) / (1 + b / b_noise), 1e-9);
+    // Time to quality = E_min (1 + B / B_noise) / throughput, E_min = 3.15e9 at AUC 0.80275.
+    EXPECT_NEAR(p["time_to_quality_s"].get<double>(),
+                3.15e9 * (1 + b / b_noise) / p["throughput_examples_per_s"].get<double>(), 1e-6);
+  }
+}
+
+TEST(BeyondTheStepCliTest, SharedFilesystemBecomesTheBottleneck) {
+  TempDir dir;
+  // The dense model, 1024 examples of 10 KB per GPU and step: 82 MB per node and step. Each node
+  // reads at up to 40 GB/s, all of them share 40 GB/s.
+  std::string cluster = read_file(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  cluster = replace(cluster, "shared_read_bandwidth: 400 GB/s", "shared_read_bandwidth: 40 GB/s");
+  const std::string cluster_path = dir.write("cluster.yaml", cluster);
+  const std::string job = dir.write(
+      "job.yaml",
+      "name: io\nbatch_per_gpu: 1024\ndataloader: {bytes_per_example: 10 KB, workers_per_gpu: "
+      "8}\n");
+  const auto doc =
+      predict_json({"--cluster", cluster_path, "--job", job, "--nodes", "1,2,4,16"});
+  const auto& points = doc["points"];
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(points[i]["breakdown_s"]["input_stall"].get<double>(), 0.0) << i;
+  }
+  // 16 nodes: 2.5 GB/s each, a batch for each of the 8 GPUs every 8 * 10.24 MB / 2.5 GB/s =
+  // 32.768 ms, longer than the step: the input pipeline sets the pace. The 8 workers of a GPU
+  // read together and start again a read latency (1 ms) after their reads end, so the storage
+  // idles 1 ms per 8 batches: 32.768 + 0.125 ms per step.
+  const auto& p16 = points[3];
+  EXPECT_NEAR(p16["step_time_s"].get<double>(), 0.032893, 1e-9);
+  EXPECT_EQ(p16["dominant"], "input stall");
+  EXPECT_EQ(p16["input_pipeline"]["limit"], "shared filesystem");
+}
+
+TEST(BeyondTheStepCliTest, CheckpointOverheadIsFoldedIntoThroughput) {
+  const auto doc = predict_json(
+      {"--job", kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1,64"});
+  for (const auto& p : doc["points"]) {
+    const double step = p["step_time_s"].get<double>();
+    const double overhead = p["checkpoint"]["overhead"].get<double>();
+    EXPECT_GT(overhead, 0.0);
+    // The checkpoint share of the step is overhead / (1 + overhead) of it.
+    EXPECT_NEAR(p["breakdown_s"]["checkpoint"].get<double>(), step * overhead / (1 + overhead),
+                1e-9);
+    EXPECT_NEAR(p["throughput_examples_per_s"].get<double>(),
+                p["global_batch"].get<double>() / step, 1e-6 * p["throughput_examples_per_s"].get<double>());
+    // Cluster MTBF = node MTBF (6335 h) / nodes.
+    EXPECT_NEAR(p["checkpoint"]["cluster_mtbf_s"].get<double>(),
+                6335.0 * 3600 / p["nodes"].get<int>(), 1e-6);
+  }
+  // More nodes fail more often: more overhead.
+  EXPECT_GT(doc["points"][1]["checkpoint"]["overhead"].get<double>(),
+            doc["points"][0]["checkpoint"]["overhead"].get<double>());
+}
+
+TEST(BeyondTheStepCliTest, BadInputNamesFileLineAndKey) {
+  {
+    // (expect_config_error uses this test's temporary folder: before `dir` below.)
+    std::string cluster = read_file(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+    const std::string negative = replace(cluster, "node_mtbf: 6335 h", "node_mtbf: -6335 h");
+    expect_config_error(negative, location_of(negative, "-6335 h"), "reliability.node_mtbf",
+                        "must be positive");
+  }
+  TempDir dir;
+  const std::string head =
+      "name: j\nmodel: " + kSourceDir + "/configs/models/dlrm-dcnv2.yaml\nbatch_per_gpu: 1024\n";
+  expect_job_error(dir, head + "checkpoint:\n  interval: 0 min\n", "5:13", "checkpoint.interval",
+                   "must be a positive time");
+  expect_job_error(dir, head + "target_quality: 0.9\n", "4:17", "target_quality",
+                   "cannot reach AUC 0.9");
+  const Result r =
+      run({"predict", "--job", kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml", "--target", "0.81"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cannot reach AUC 0.81: the best it knows is 0.80275"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace trainsim::cli

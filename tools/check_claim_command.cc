@@ -56,17 +56,17 @@ models::TrainingRun parse_run(const std::string& text) {
   std::stringstream ss(text);
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
   if (parts.size() < 2 || parts.size() > 3) {
-    throw UsageError("--run '" + text + "': expected THROUGHPUT:TIME[:GLOBAL_BATCH], e.g. 100000:10h");
+    throw UsageError("check-claim: --run '" + text + "': expected THROUGHPUT:TIME[:GLOBAL_BATCH], e.g. 100000:10h");
   }
   models::TrainingRun run;
   const auto throughput = models::parse_quantity(parts[0], models::Dimension::kBytes);
   const auto seconds = models::parse_quantity(parts[1], models::Dimension::kTime);
   if (!throughput || *throughput <= 0) {
-    throw UsageError("--run '" + text + "': throughput '" + parts[0] +
+    throw UsageError("check-claim: --run '" + text + "': throughput '" + parts[0] +
                      "' is not a positive number of examples/s");
   }
   if (!seconds || *seconds <= 0) {
-    throw UsageError("--run '" + text + "': time '" + parts[1] +
+    throw UsageError("check-claim: --run '" + text + "': time '" + parts[1] +
                      "' is not a positive time (e.g. 10h, 90min)");
   }
   run.throughput = *throughput;
@@ -74,7 +74,7 @@ models::TrainingRun parse_run(const std::string& text) {
   if (parts.size() == 3) {
     const auto batch = models::parse_quantity(parts[2], models::Dimension::kBytes);
     if (!batch || *batch <= 0) {
-      throw UsageError("--run '" + text + "': global batch '" + parts[2] + "' is not positive");
+      throw UsageError("check-claim: --run '" + text + "': global batch '" + parts[2] + "' is not positive");
     }
     run.global_batch = *batch;
   }
