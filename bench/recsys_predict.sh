@@ -19,6 +19,14 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 printf '%-58s %10s %12s\n' "run" "wall" "peak RSS"
 run "dlrm-dcnv2, dgx-h100, 1,2,4,...,128 nodes (target < 5 s)" \
   predict --job configs/jobs/dlrm-dcnv2.yaml --nodes 1,2,4,8,16,32,64,128
+# The same without the job's dataloader and checkpoint sections: what the input pipeline and
+# checkpoint models add (target: at most twice the step-only time).
+step_only=$(mktemp --suffix=.yaml)
+trap 'rm -f "$step_only"' EXIT
+sed '/^dataloader:/,$d' configs/jobs/dlrm-dcnv2.yaml >"$step_only"
+run "the same, step only (no dataloader or checkpoints)" \
+  predict --job "$step_only" --cluster configs/clusters/dgx-h100.yaml \
+  --model configs/models/dlrm-dcnv2.yaml --nodes 1,2,4,8,16,32,64,128
 for n in 32 64 128; do
   run "dlrm-dcnv2, dgx-h100, $n nodes" predict --job configs/jobs/dlrm-dcnv2.yaml --nodes "$n"
 done

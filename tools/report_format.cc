@@ -63,10 +63,10 @@ std::string target_summary(const models::QualityTarget& t) {
                                   ? "no critical batch (examples to target do not grow with it)"
                                   : "critical batch " + number(t.critical_batch);
   if (t.default_model) {
-    return std::string("the model has no convergence section: ") +
-           (t.min_examples ? "one epoch (" + number(*t.min_examples) + " examples)"
-                           : "examples to target unknown, only the ttq speedup") +
-           ", " + b_noise;
+    return t.min_examples ? "no convergence section in the model: one epoch (" +
+                                number(*t.min_examples) + " examples) to the target at any batch"
+                          : "no convergence section in the model: time-to-quality speeds up as "
+                            "throughput (ttq (h) unknown)";
   }
   return "to " + t.metric + " " + number(*t.quality) + ": " + number(*t.min_examples) +
          " examples at a small batch, " + b_noise;
