@@ -469,6 +469,12 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
   EXPECT_GE(ranked, 9);  // 11 plans, the two data-parallel ones do not fit
   const Result predicted = run({"predict", "--job", plan, "--nodes", "2"});
   EXPECT_EQ(predicted.status, 0) << predicted.err;
+  // The printed job keeps the original's dataloader and checkpoints.
+  const std::string text = read_file(plan);
+  EXPECT_NE(text.find("workers_per_gpu: 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("mode: async"), std::string::npos) << text;
+  EXPECT_NE(predicted.out.find("input pipeline (per GPU)"), std::string::npos) << predicted.out;
+  EXPECT_NE(predicted.out.find("checkpoints:"), std::string::npos) << predicted.out;
 }
 
 TEST(RecsysCliTest, WorkedScenarioShowsTheShapeOfThePublishedFigures) {

@@ -73,7 +73,7 @@ std::string target_summary(const models::QualityTarget& t) {
 }
 
 std::string hours_cell(double seconds) {
-  return std::isnan(seconds) ? "-" : printf_string("%.2f", seconds / 3600.0);
+  return std::isnan(seconds) ? "-" : printf_string("%.3g", seconds / 3600.0);
 }
 
 struct Category {
@@ -91,7 +91,8 @@ std::string duration(double seconds) {
   if (seconds < 1.0) return printf_string("%.3g ms", seconds * 1e3);
   if (seconds < 120.0) return printf_string("%.3g s", seconds);
   if (seconds < 7200.0) return printf_string("%.3g min", seconds / 60.0);
-  return printf_string("%.3g h", seconds / 3600.0);
+  if (seconds < 360000.0) return printf_string("%.3g h", seconds / 3600.0);
+  return printf_string("%.0f h", seconds / 3600.0);
 }
 
 // Per node count: what limits the input pipeline, and the checkpoint schedule and its cost.

@@ -227,7 +227,31 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
   out << YAML::Key << "overlap" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "gradient_all_reduce" << YAML::Value << job.overlap_gradient_all_reduce;
   out << YAML::Key << "buckets" << YAML::Value << job.gradient_buckets;
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  auto seconds = [](double s) { return std::to_string(s) + " s"; };
+  if (job.dataloader.configured) {
+    const DataloaderSpec& d = job.dataloader;
+    out << YAML::Key << "dataloader" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "workers_per_gpu" << YAML::Value << d.workers_per_gpu;
+    out << YAML::Key << "prefetch_batches" << YAML::Value << d.prefetch_batches;
+    out << YAML::Key << "preprocess_time_per_example" << YAML::Value
+        << seconds(d.preprocess_seconds_per_example);
+    if (d.bytes_per_example) {
+      out << YAML::Key << "bytes_per_example" << YAML::Value << *d.bytes_per_example;
+    }
+    out << YAML::EndMap;
+  }
+  if (job.checkpoint.configured) {
+    const CheckpointSpec& c = job.checkpoint;
+    out << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "mode" << YAML::Value << (c.async ? "async" : "sync");
+    out << YAML::Key << "interval" << YAML::Value
+        << (c.interval_seconds ? seconds(*c.interval_seconds) : std::string("optimal"));
+    if (c.bytes) out << YAML::Key << "bytes" << YAML::Value << *c.bytes;
+    out << YAML::EndMap;
+  }
+  if (job.target_quality) out << YAML::Key << "target_quality" << YAML::Value << *job.target_quality;
+  out << YAML::EndMap;
   std::ostringstream text;
   for (const std::string& line : header) text << "# " << line << "\n";
   text << out.c_str() << "\n";
