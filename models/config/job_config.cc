@@ -228,7 +228,12 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
   out << YAML::Key << "gradient_all_reduce" << YAML::Value << job.overlap_gradient_all_reduce;
   out << YAML::Key << "buckets" << YAML::Value << job.gradient_buckets;
   out << YAML::EndMap;
-  auto seconds = [](double s) { return std::to_string(s) + " s"; };
+  auto seconds = [](double s) {
+    std::ostringstream text;
+    text.precision(9);
+    text << s << " s";
+    return text.str();
+  };
   if (job.dataloader.configured) {
     const DataloaderSpec& d = job.dataloader;
     out << YAML::Key << "dataloader" << YAML::Value << YAML::BeginMap;
