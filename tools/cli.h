@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/calibration/collective_calibration.h"
+#include "models/config/config_override.h"
 #include "models/scaling/scaling_study.h"
 
 namespace trainsim::cli {
@@ -54,6 +55,17 @@ struct SimulationInputs {
 };
 SimulationInputs load_simulation_inputs(const boost::program_options::variables_map& vm,
                                         const std::vector<int>& nodes);
+
+// Config files to load (empty: the job's, else the shipped default) and settings to apply
+// (--set, sweep axes); then the checks that span them for the node counts to simulate.
+struct ConfigFiles {
+  std::string cluster, model, job;
+};
+SimulationInputs load_configs(const ConfigFiles& files,
+                              const std::vector<models::ConfigOverride>& overrides);
+void check_simulation_inputs(const SimulationInputs& inputs, const std::vector<int>& nodes);
+std::vector<models::ConfigOverride> parse_set_options(
+    const boost::program_options::variables_map& vm);
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

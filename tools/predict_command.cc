@@ -9,6 +9,7 @@
 
 #include "engine/chrome_trace.h"
 #include "models/config/cluster_config.h"
+#include "models/config/config_override.h"
 #include "models/config/job_config.h"
 #include "models/config/model_config.h"
 #include "models/config/quantity.h"
@@ -76,8 +77,20 @@ void add_study_options(po::options_description& o) {
      "analytically first (0.2%), or 0 for exact")
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
-    ("seed", po::value<std::uint64_t>()->default_value(0), "random seed");
+    ("seed", po::value<std::uint64_t>()->default_value(0), "random seed")
+    ("set", po::value<std::vector<std::string>>(),
+     "change a config key as it is loaded, KEY=VALUE with KEY starting with cluster., model. or "
+     "job., e.g. --set cluster.nic.bandwidth=200Gb/s --set job.batch_per_gpu=4096 (repeatable)");
   // clang-format on
+}
+
+std::vector<models::ConfigOverride> parse_set_options(const po::variables_map& vm) {
+  std::vector<models::ConfigOverride> out;
+  if (!vm.count("set")) return out;
+  for (const std::string& text : vm["set"].as<std::vector<std::string>>()) {
+    out.push_back(models::parse_override(text, models::SourceLocation{"--set", 0, 0, ""}));
+  }
+  return out;
 }
 
 models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
@@ -130,17 +143,55 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
 
 SimulationInputs load_simulation_inputs(const po::variables_map& vm,
                                         const std::vector<int>& nodes) {
+  ConfigFiles files;
+  if (vm.count("cluster")) files.cluster = vm["cluster"].as<std::string>();
+  if (vm.count("model")) files.model = vm["model"].as<std::string>();
+  if (vm.count("job")) files.job = vm["job"].as<std::string>();
+  SimulationInputs in = load_configs(files, parse_set_options(vm));
+  check_simulation_inputs(in, nodes);
+  return in;
+}
+
+SimulationInputs load_configs(const ConfigFiles& files,
+                              const std::vector<models::ConfigOverride>& overrides) {
+  using models::load_with_overrides;
+  using models::settings_for;
+  if (files.job.empty()) {
+    for (const auto& o : overrides) {
+      if (o.target == "job") {
+        throw models::ConfigError(o.origin, o.key() + ": there is no job file to change (--job)");
+      }
+    }
+  }
   std::optional<models::JobSpec> job;
-  if (vm.count("job"))
-    job = models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
-  const std::string cluster_path = vm.count("cluster")            ? vm["cluster"].as<std::string>()
+  if (!files.job.empty()) {
+    job = load_with_overrides(overrides, "job", [&] {
+      return models::load_job_spec(resolve_config_path(files.job), settings_for(overrides, "job"));
+    });
+  }
+  const std::string cluster_path = !files.cluster.empty()         ? files.cluster
                                    : job && !job->cluster.empty() ? job->cluster
                                                                   : kDefaultCluster;
-  const std::string model_path = vm.count("model")            ? vm["model"].as<std::string>()
+  const std::string model_path = !files.model.empty()         ? files.model
                                  : job && !job->model.empty() ? job->model
                                                               : kDefaultModel;
-  SimulationInputs in{models::load_cluster_spec(resolve_config_path(cluster_path)),
-                      {models::load_model_spec(resolve_config_path(model_path)), job}};
+  SimulationInputs in{
+      load_with_overrides(overrides, "cluster",
+                          [&] {
+                            return models::load_cluster_spec(resolve_config_path(cluster_path),
+                                                             settings_for(overrides, "cluster"));
+                          }),
+      {load_with_overrides(overrides, "model",
+                           [&] {
+                             return models::load_model_spec(resolve_config_path(model_path),
+                                                            settings_for(overrides, "model"));
+                           }),
+       job}};
+  return in;
+}
+
+void check_simulation_inputs(const SimulationInputs& in, const std::vector<int>& nodes) {
+  const std::optional<models::JobSpec>& job = in.workload.job;
   const models::ClusterSpec& cluster = in.cluster;
   const bool recsys = std::holds_alternative<models::RecsysModelSpec>(in.workload.model);
   if (recsys && !job) {
@@ -165,7 +216,6 @@ SimulationInputs load_simulation_inputs(const po::variables_map& vm,
                                     std::string(models::dtype_name(model.compute_dtype)));
     }
   }
-  return in;
 }
 
 namespace {

@@ -275,8 +275,8 @@ ClusterSpec parse_cluster_spec(const ConfigNode& root) {
   return spec;
 }
 
-ClusterSpec load_cluster_spec(const std::string& path) {
-  return parse_cluster_spec(ConfigNode::load_file(path));
+ClusterSpec load_cluster_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
+  return parse_cluster_spec(ConfigNode::load_file(path, settings));
 }
 
 }  // namespace trainsim::models

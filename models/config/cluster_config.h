@@ -9,7 +9,8 @@
 
 namespace trainsim::models {
 
-ClusterSpec load_cluster_spec(const std::string& path);
+ClusterSpec load_cluster_spec(const std::string& path,
+                              const std::vector<YamlSetting>& settings = {});
 ClusterSpec parse_cluster_spec(const ConfigNode& root);
 
 // A link class: {bandwidth, latency, efficiency (optional, default 1)}.

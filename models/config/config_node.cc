@@ -64,6 +64,34 @@ ConfigNode ConfigNode::load_file(const std::string& path) {
   return load_string(text.str(), path);
 }
 
+ConfigNode ConfigNode::load_file(const std::string& path,
+                                 const std::vector<YamlSetting>& settings) {
+  ConfigNode root = load_file(path);
+  for (const YamlSetting& s : settings) {
+    YAML::Node value;
+    try {
+      value = YAML::Load(s.value);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(path, 0, 0, "", "invalid YAML value '" + s.value + "': " + e.msg);
+    }
+    YAML::Node at;
+    at.reset(root.node_);
+    std::string walked;
+    for (std::size_t i = 0; i < s.keys.size(); ++i) {
+      if (!at.IsMap()) throw ConfigError(path, 0, 0, walked, "is not a map of keys");
+      walked = join_path(walked, s.keys[i]);
+      if (i + 1 == s.keys.size()) {
+        at[s.keys[i]] = value;
+      } else {
+        if (!at[s.keys[i]]) at[s.keys[i]] = YAML::Node(YAML::NodeType::Map);
+        YAML::Node next = at[s.keys[i]];
+        at.reset(next);
+      }
+    }
+  }
+  return root;
+}
+
 int ConfigNode::line() const { return node_.Mark().line + 1; }
 int ConfigNode::column() const { return node_.Mark().column + 1; }
 

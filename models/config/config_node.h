@@ -17,10 +17,20 @@
 
 namespace trainsim::models {
 
+// A value put at a key path of a file as it is loaded (from --set or a sweep axis): `keys` inside
+// the file, `value` as YAML text. Missing maps on the way are created.
+struct YamlSetting {
+  std::vector<std::string> keys;
+  std::string value;
+};
+
 class ConfigNode {
  public:
   // Parses a YAML file; throws ConfigError if it cannot be read or is not valid YAML.
   static ConfigNode load_file(const std::string& path);
+  // The same with `settings` applied (a key on the way that is not a map: ConfigError naming the
+  // key path).
+  static ConfigNode load_file(const std::string& path, const std::vector<YamlSetting>& settings);
   // Parses YAML text; `name` stands for the file in messages.
   static ConfigNode load_string(const std::string& text, const std::string& name);
 

@@ -10,8 +10,8 @@
 
 namespace trainsim::models {
 
-JobSpec load_job_spec(const std::string& path) {
-  const ConfigNode root = ConfigNode::load_file(path);
+JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
+  const ConfigNode root = ConfigNode::load_file(path, settings);
   MapReader map(root);
   JobSpec job;
   job.source_file = path;

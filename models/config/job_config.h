@@ -9,6 +9,7 @@
 
 #include "models/collectives/collective_tuning.h"
 #include "models/config/config_error.h"
+#include "models/config/config_node.h"
 #include "models/hardware/dtype.h"
 #include "models/runtime/runtime_spec.h"
 #include "models/sharding/sharding_plan.h"
@@ -53,7 +54,7 @@ struct JobSpec {
   SourceLocation target_location;
 };
 
-JobSpec load_job_spec(const std::string& path);
+JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& settings = {});
 
 // The job's sharding plan for a world of `world` GPUs. Throws ConfigError (at the job's key) for
 // a plan naming an unknown table or GPU.

@@ -234,8 +234,8 @@ RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
   return m;
 }
 
-ModelSpec load_model_spec(const std::string& path) {
-  const ConfigNode root = ConfigNode::load_file(path);
+ModelSpec load_model_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
+  const ConfigNode root = ConfigNode::load_file(path, settings);
   MapReader probe(root);
   if (probe.has("kind")) {
     const ConfigNode kind = probe.required("kind");

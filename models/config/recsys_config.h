@@ -13,7 +13,7 @@ namespace trainsim::models {
 
 using ModelSpec = std::variant<DenseModelSpec, RecsysModelSpec>;
 
-ModelSpec load_model_spec(const std::string& path);
+ModelSpec load_model_spec(const std::string& path, const std::vector<YamlSetting>& settings = {});
 RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root);
 // The access distribution of a table from its config node: {distribution: uniform | zipf with
 // alpha | histogram with file (relative to the model file)}.
