@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include <boost/program_options.hpp>
 
 #include "models/calibration/collective_calibration.h"
@@ -61,8 +63,12 @@ SimulationInputs load_simulation_inputs(const boost::program_options::variables_
 struct ConfigFiles {
   std::string cluster, model, job;
 };
+// `load_model` (optional) loads a model file with settings, e.g. from a cache.
+using ModelLoader = std::function<models::ModelSpec(const std::string& path,
+                                                    const std::vector<models::YamlSetting>&)>;
 SimulationInputs load_configs(const ConfigFiles& files,
-                              const std::vector<models::ConfigOverride>& overrides);
+                              const std::vector<models::ConfigOverride>& overrides,
+                              const ModelLoader& load_model = {});
 void check_simulation_inputs(const SimulationInputs& inputs, const std::vector<int>& nodes);
 std::vector<models::ConfigOverride> parse_set_options(
     const boost::program_options::variables_map& vm);
@@ -79,6 +85,7 @@ void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows,
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

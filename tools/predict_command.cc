@@ -153,7 +153,8 @@ SimulationInputs load_simulation_inputs(const po::variables_map& vm,
 }
 
 SimulationInputs load_configs(const ConfigFiles& files,
-                              const std::vector<models::ConfigOverride>& overrides) {
+                              const std::vector<models::ConfigOverride>& overrides,
+                              const ModelLoader& load_model) {
   using models::load_with_overrides;
   using models::settings_for;
   if (files.job.empty()) {
@@ -183,8 +184,9 @@ SimulationInputs load_configs(const ConfigFiles& files,
                           }),
       {load_with_overrides(overrides, "model",
                            [&] {
-                             return models::load_model_spec(resolve_config_path(model_path),
-                                                            settings_for(overrides, "model"));
+                             const std::string path = resolve_config_path(model_path);
+                             return load_model ? load_model(path, settings_for(overrides, "model"))
+                                               : models::load_model_spec(path, settings_for(overrides, "model"));
                            }),
        job}};
   return in;

@@ -99,6 +99,12 @@ void ConfigNode::fail(const std::string& message) const {
   throw ConfigError(*file_, line(), column(), path_, message);
 }
 
+std::string ConfigNode::as_yaml() const {
+  YAML::Emitter out;
+  out << YAML::Flow << node_;
+  return out.c_str();
+}
+
 std::string ConfigNode::as_string() const {
   if (!node_.IsScalar()) fail("expected a single value");
   return node_.Scalar();

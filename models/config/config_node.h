@@ -47,6 +47,7 @@ class ConfigNode {
   bool is_scalar() const { return node_.IsScalar(); }
 
   std::string as_string() const;
+  std::string as_yaml() const;  // the node as flow-style YAML text (lists, maps)
   double as_number() const;
   std::int64_t as_integer() const;
   bool as_bool() const;

@@ -156,10 +156,39 @@ std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint6
                                                           double exact_head) const {
   std::vector<double> mass_of(shards, 0.0);
   const double head = std::min(exact_head, rows_);
-  for (double k = 1; k <= head; k += 1) mass_of[shard_of(k, shards, salt)] += probability(k);
+  const Rows p = head_probabilities(static_cast<std::size_t>(head));
+  for (std::size_t k = 0; static_cast<double>(k) < head; ++k)
+    mass_of[shard_of(static_cast<double>(k + 1), shards, salt)] += (*p)[k];
   const double tail = mass(head + 1, rows_);
   for (double& m : mass_of) m += tail / shards;
   return mass_of;
+}
+
+AccessDistribution::Rows AccessDistribution::head_probabilities(std::size_t count) const {
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  if (!cache_->probability || cache_->probability->size() < count) {
+    auto p = std::make_shared<std::vector<double>>(count);
+    for (std::size_t k = 0; k < count; ++k) (*p)[k] = probability(static_cast<double>(k + 1));
+    cache_->probability = std::move(p);
+  }
+  return cache_->probability;
+}
+
+AccessDistribution::Rows AccessDistribution::head_hits(double lookups, std::size_t count) const {
+  {
+    const std::lock_guard<std::mutex> lock(cache_->mutex);
+    for (const auto& [n, rows] : cache_->hits) {
+      if (n == lookups && rows->size() >= count) return rows;
+    }
+  }
+  const Rows p = head_probabilities(count);
+  auto hits = std::make_shared<std::vector<double>>(count);
+  for (std::size_t k = 0; k < count; ++k) (*hits)[k] = hit_probability((*p)[k], lookups);
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  constexpr std::size_t kKept = 32;  // lookup counts remembered per distribution
+  if (cache_->hits.size() >= kKept) cache_->hits.erase(cache_->hits.begin());
+  cache_->hits.emplace_back(lookups, hits);
+  return hits;
 }
 
 std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double lookups,
@@ -167,8 +196,9 @@ std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double l
                                                             double exact_head) const {
   std::vector<double> unique(shards, 0.0);
   const double head = std::min(exact_head, rows_);
-  for (double k = 1; k <= head; k += 1)
-    unique[shard_of(k, shards, salt)] += hit_probability(probability(k), lookups);
+  const Rows hits = head_hits(lookups, static_cast<std::size_t>(head));
+  for (std::size_t k = 0; k < hits->size() && static_cast<double>(k) < head; ++k)
+    unique[shard_of(static_cast<double>(k + 1), shards, salt)] += (*hits)[k];
   const double tail = expected_unique(lookups, head + 1, rows_);
   for (double& u : unique) u += tail / shards;
   return unique;

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainsim::models {
@@ -48,6 +51,18 @@ class AccessDistribution {
   enum class Kind { kUniform, kZipf, kHistogram };
   double zipf_sum(double first, double last) const;  // sum of k^-alpha over [first, last]
 
+  // Per-row figures of the most popular rows, computed on first use and shared by copies (the
+  // distribution never changes); safe to use from several threads. Planning a sweep or a greedy
+  // plan asks for the same rows many times.
+  using Rows = std::shared_ptr<const std::vector<double>>;
+  struct HeadCache {
+    std::mutex mutex;
+    Rows probability;                         // p_k for ranks 1..size
+    std::vector<std::pair<double, Rows>> hits;  // 1 - (1 - p_k)^n, by n (most recent last)
+  };
+  Rows head_probabilities(std::size_t count) const;
+  Rows head_hits(double lookups, std::size_t count) const;
+
   Kind kind_ = Kind::kUniform;
   double rows_ = 1;
   double alpha_ = 0;
@@ -55,6 +70,7 @@ class AccessDistribution {
   std::vector<double> head_;         // histogram counts of the top rows
   std::vector<double> head_prefix_;  // prefix sums of head_
   double other_per_row_ = 0.0;
+  std::shared_ptr<HeadCache> cache_ = std::make_shared<HeadCache>();
 };
 
 }  // namespace trainsim::models

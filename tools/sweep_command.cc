@@ -1,0 +1,199 @@
+// `trainsim sweep FILE.yaml`: expands a sweep file into numbered points, predicts each (in
+// parallel on all cores with oneTBB, or over MPI ranks) and streams one row per point, in index
+// order, to CSV or JSON Lines; a rerun with the same output file skips the points already there.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include "models/config/sweep_config.h"
+#include "tools/cli.h"
+#include "tools/report_format.h"
+#include "tools/sweep_run.h"
+
+namespace trainsim::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description sweep_options() {
+  po::options_description o("options");
+  // clang-format off
+  o.add_options()
+    ("help,h", "show this help")
+    ("output,o", po::value<std::string>(),
+     "write rows to FILE (CSV, or JSON Lines for .jsonl/.json); an existing FILE from the same "
+     "sweep is resumed: its points are skipped")
+    ("format", po::value<std::string>(), "csv or jsonl (default: from the output file's "
+     "extension, else csv)")
+    ("threads", po::value<int>(), "points simulated at once (default: all cores)")
+    ("sweep-index", po::value<std::size_t>(), "run only point I")
+    ("sweep-range", po::value<std::string>(), "run only points A <= I < B, given as A:B (for "
+     "the array jobs of a batch scheduler)")
+    ("list", "print the points (index and axis values) without simulating")
+    ("plot", po::value<std::string>(), "draw speedup and efficiency against nodes (one line per "
+     "combination of the other axes) and the step breakdown as an SVG file");
+  // clang-format on
+  add_study_options(o);
+  return o;
+}
+
+std::pair<std::size_t, std::size_t> parse_range(const std::string& text, std::size_t points) {
+  const auto colon = text.find(':');
+  std::size_t a = 0, b = 0;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("");
+    std::size_t used = 0;
+    a = std::stoull(text.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("");
+    const std::string rest = text.substr(colon + 1);
+    b = std::stoull(rest, &used);
+    if (used != rest.size()) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw UsageError("--sweep-range: expected A:B (points A <= I < B), got '" + text + "'");
+  }
+  if (b <= a) throw UsageError("--sweep-range " + text + ": the range is empty");
+  if (a >= points) {
+    throw UsageError("--sweep-range " + text + ": the sweep has " + std::to_string(points) +
+                     " points (0.." + std::to_string(points - 1) + ")");
+  }
+  return {a, std::min(b, points)};
+}
+
+// Progress on stderr (only when it is a terminal): done / total, rate and time left.
+class Progress {
+ public:
+  Progress(std::ostream& err, std::size_t total)
+      : err_(err), total_(total), enabled_(::isatty(STDERR_FILENO) && total > 0),
+        start_(std::chrono::steady_clock::now()) {}
+  void update(std::size_t done) {
+    if (!enabled_) return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = seconds > 0 ? done / seconds : 0.0;
+    const int width = 30;
+    const int filled = static_cast<int>(width * done / total_);
+    char line[160];
+    std::snprintf(line, sizeof line, "\r[%s%s] %zu/%zu points  %.1f points/s  ETA %.0f s ",
+                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                  done, total_, rate, rate > 0 ? (total_ - done) / rate : 0.0);
+    err_ << line << std::flush;
+    if (done == total_) err_ << "\n";
+  }
+
+ private:
+  std::ostream& err_;
+  std::size_t total_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options = sweep_options();
+  po::options_description hidden;
+  hidden.add_options()("file", po::value<std::string>());
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("sweep: ") + e.what());
+  }
+  if (vm.count("help")) {
+    out << "usage: trainsim sweep FILE.yaml [options]\n"
+           "       mpirun -np K trainsim sweep FILE.yaml [options]\n\n"
+           "Expands the sweep file's axes (config keys, whole files, node counts; a grid or zipped)\n"
+           "into numbered points and predicts each: throughput, speedup and efficiency over the\n"
+           "sweep's baseline node count with the other axes unchanged, time-to-quality and the step\n"
+           "breakdown. Points run in parallel on all cores; under mpirun, rank 0 hands points out to\n"
+           "the other ranks. Rows come out in index order, the same for any thread or rank count.\n\n"
+        << options << "\nExit status: 0 success, 2 bad input.\n";
+    return kExitOk;
+  }
+  if (!vm.count("file")) throw UsageError("sweep: give the sweep file: trainsim sweep FILE.yaml");
+  SweepJob job = prepare_sweep(vm);
+
+  if (vm.count("list")) {
+    for (std::size_t i = 0; i < job.spec.point_count(); ++i) {
+      out << i;
+      const auto at = job.spec.point(i);
+      for (std::size_t a = 0; a < job.spec.axes.size(); ++a) {
+        out << "  " << job.spec.axes[a].key << "=" << job.spec.axes[a].values[at[a]];
+      }
+      out << "\n";
+    }
+    return kExitOk;
+  }
+
+  // Which points: all, one, or a range.
+  std::size_t first = 0, last = job.spec.point_count();
+  if (vm.count("sweep-index") && vm.count("sweep-range")) {
+    throw UsageError("sweep: give --sweep-index or --sweep-range, not both");
+  }
+  if (vm.count("sweep-index")) {
+    first = vm["sweep-index"].as<std::size_t>();
+    if (first >= last) {
+      throw UsageError("--sweep-index " + std::to_string(first) + ": the sweep has " +
+                       std::to_string(last) + " points");
+    }
+    last = first + 1;
+  } else if (vm.count("sweep-range")) {
+    std::tie(first, last) = parse_range(vm["sweep-range"].as<std::string>(), last);
+  }
+
+  SweepOutput output(job, vm, out);  // checks a resumed file before anything runs
+  std::vector<std::size_t> todo;
+  for (std::size_t i = first; i < last; ++i) {
+    if (!output.done(i)) todo.push_back(i);
+  }
+  validate_sweep(job);
+  if (run_sweep_over_mpi(job, todo, output)) return kExitOk;
+
+  std::optional<tbb::global_control> limit;
+  if (vm.count("threads")) {
+    const int threads = vm["threads"].as<int>();
+    if (threads < 1) throw UsageError("--threads must be at least 1");
+    limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  }
+  Progress progress(err, todo.size());
+  std::vector<std::optional<std::string>> rows(todo.size());
+  std::mutex mutex;
+  std::size_t next = 0, finished = 0;
+  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t k) {
+    std::string row = render_row(job, evaluate_point(job, todo[k]));
+    const std::lock_guard<std::mutex> lock(mutex);
+    rows[k] = std::move(row);
+    ++finished;
+    while (next < rows.size() && rows[next]) {
+      output.write(todo[next], *rows[next]);
+      rows[next].reset();
+      ++next;
+    }
+    progress.update(finished);
+  });
+  output.finish();
+  return kExitOk;
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,419 @@
+#include "tools/sweep_run.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/cli.h"
+#include "tools/report_format.h"
+#include "tools/version.h"
+
+#ifdef TRAINSIM_HAVE_MPI
+#include <boost/mpi.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#endif
+
+namespace trainsim::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+
+std::string number(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", v);
+  return buffer;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (const char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return quoted + "\"";
+}
+
+const char* const kBreakdownColumns[] = {"compute_s", "communication_stall_s", "load_imbalance_s",
+                                         "input_stall_s", "checkpoint_s"};
+
+std::string header_line(const SweepJob& job) {
+  const auto& s = job.spec;
+  if (job.format == SweepFormat::kCsv) {
+    return "# trainsim sweep " + s.name + " signature " + hex(job.signature) + " points " +
+           std::to_string(s.point_count());
+  }
+  nlohmann::ordered_json h;
+  h["trainsim_sweep"] = s.name;
+  h["signature"] = hex(job.signature);
+  h["points"] = s.point_count();
+  h["file"] = s.source_file;
+  h["version"] = kTrainsimVersion;
+  h["network_model"] = job.network;
+  h["baseline_nodes"] = s.baseline_nodes;
+  auto& axes = h["axes"] = nlohmann::ordered_json::array();
+  for (const auto& a : s.axes) axes.push_back(a.key);
+  return h.dump();
+}
+
+std::string column_line(const SweepJob& job) {
+  std::string line = "index";
+  for (const auto& a : job.spec.axes) line += "," + csv_field(a.key);
+  line +=
+      ",gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,"
+      "time_to_quality_s,ttq_speedup";
+  for (const char* c : kBreakdownColumns) line += std::string(",") + c;
+  return line + ",dominant,error";
+}
+
+std::vector<std::string> point_values(const models::SweepSpec& spec, std::size_t index) {
+  std::vector<std::string> values;
+  const auto at = spec.point(index);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) values.push_back(spec.axes[a].values[at[a]]);
+  return values;
+}
+
+// The configs and node count of one point.
+struct PointSetup {
+  ConfigFiles files;
+  std::vector<models::ConfigOverride> overrides;
+  int nodes = 1;
+};
+
+PointSetup setup_point(const SweepJob& job, const std::vector<std::string>& values) {
+  PointSetup p;
+  p.files = {job.spec.cluster, job.spec.model, job.spec.job};
+  p.overrides = job.settings;
+  for (std::size_t a = 0; a < job.spec.axes.size(); ++a) {
+    const models::SweepAxis& axis = job.spec.axes[a];
+    if (axis.key == "nodes") {
+      p.nodes = std::stoi(values[a]);
+    } else if (axis.key == "cluster") {
+      p.files.cluster = values[a];
+    } else if (axis.key == "model") {
+      p.files.model = values[a];
+    } else if (axis.key == "job") {
+      p.files.job = values[a];
+    } else {
+      p.overrides.push_back(models::make_override(axis.key, values[a], axis.location));
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+SweepJob prepare_sweep(const po::variables_map& vm) {
+  SweepJob job;
+  job.spec = models::load_sweep_spec(resolve_config_path(vm["file"].as<std::string>()));
+  job.settings = parse_set_options(vm);
+  job.study = parse_study_options(vm);
+  job.network = vm["network"].as<std::string>();
+  if (vm["network"].defaulted() && !job.spec.network.empty()) job.network = job.spec.network;
+  job.study.simulation.network =
+      job.network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
+  if (vm["scaling"].defaulted() && !job.spec.scaling.empty()) {
+    job.study.scaling = job.spec.scaling == "strong" ? models::ScalingMode::kStrong
+                        : job.spec.scaling == "weak" ? models::ScalingMode::kWeak
+                                                     : models::ScalingMode::kJob;
+  }
+  std::string format;
+  if (vm.count("format")) {
+    format = vm["format"].as<std::string>();
+  } else if (vm.count("output")) {
+    const std::string ext = std::filesystem::path(vm["output"].as<std::string>()).extension();
+    format = ext == ".jsonl" || ext == ".json" ? "jsonl" : "csv";
+  } else {
+    format = "csv";
+  }
+  if (format == "csv") {
+    job.format = SweepFormat::kCsv;
+  } else if (format == "jsonl" || format == "json") {
+    job.format = SweepFormat::kJsonLines;
+  } else {
+    throw UsageError("--format must be csv or jsonl, not '" + format + "'");
+  }
+  // What the rows depend on: the sweep file, the settings and the simulation options.
+  std::string basis = std::to_string(job.spec.signature) + "|" + job.network;
+  for (const auto& o : job.settings) basis += "|" + o.key() + "=" + o.value;
+  const auto& sim = job.study.simulation;
+  basis += "|" + std::to_string(sim.steps) + "|" + std::to_string(sim.warmup_steps) + "|" +
+           std::to_string(sim.seed) + "|" + std::to_string(sim.solve_quantum) + "|" +
+           std::to_string(static_cast<int>(job.study.scaling));
+  if (job.study.target_quality) basis += "|" + number(*job.study.target_quality);
+  job.signature = models::fingerprint(basis);
+  return job;
+}
+
+void validate_sweep(const SweepJob& job) {
+  const auto& axes = job.spec.axes;
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    std::set<std::string> seen;
+    for (const std::string& v : axes[a].values) {
+      if (!seen.insert(v).second || axes[a].key == "nodes") continue;
+      std::vector<std::string> values;
+      for (std::size_t b = 0; b < axes.size(); ++b) values.push_back(axes[b].values.front());
+      values[a] = v;
+      const PointSetup p = setup_point(job, values);
+      try {
+        load_configs(p.files, p.overrides);
+      } catch (const models::ConfigError& e) {
+        // A whole-file axis value that fails to load is the axis's error.
+        if (axes[a].key == "cluster" || axes[a].key == "model" || axes[a].key == "job") {
+          throw models::ConfigError(axes[a].location, axes[a].key + " " + v + ": " + e.what());
+        }
+        throw;
+      }
+    }
+  }
+}
+
+SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
+  SweepResult r;
+  r.index = index;
+  r.values = point_values(job.spec, index);
+  const PointSetup p = setup_point(job, r.values);
+  SweepCache& cache = *job.cache;
+  const ModelLoader cached_model = [&cache](const std::string& path,
+                                            const std::vector<models::YamlSetting>& settings) {
+    std::string key = path;
+    for (const auto& s : settings) {
+      for (const auto& k : s.keys) key += "\x1f" + k;
+      key += "=" + s.value;
+    }
+    {
+      const std::lock_guard<std::mutex> lock(cache.mutex);
+      const auto it = cache.models.find(key);
+      if (it != cache.models.end()) return *it->second;
+    }
+    auto model = std::make_shared<const models::ModelSpec>(models::load_model_spec(path, settings));
+    const std::lock_guard<std::mutex> lock(cache.mutex);
+    return *cache.models.emplace(key, model).first->second;
+  };
+  try {
+    const SimulationInputs in = load_configs(p.files, p.overrides, cached_model);
+    const int baseline = job.spec.baseline_nodes;
+    check_simulation_inputs(in, {baseline, p.nodes});
+    const int gpn = in.cluster.gpus_per_node;
+    const models::BatchScaling batch = models::resolve_batch_scaling(
+        in.workload, job.study.scaling, baseline * gpn, std::max(baseline, p.nodes) * gpn);
+    const models::QualityTarget target =
+        models::resolve_quality_target(in.workload, job.study.target_quality);
+    auto simulate = [&](int nodes) {
+      return models::simulate_point(in.cluster, in.workload, nodes, batch.at(nodes * gpn),
+                                    job.study.simulation, &target);
+    };
+    // The baseline of this combination of the other axes, simulated once.
+    std::string key;
+    for (std::size_t a = 0; a < job.spec.axes.size(); ++a) {
+      if (job.spec.axes[a].key != "nodes") key += r.values[a] + "\x1f";
+    }
+    std::optional<models::ScalingPoint> base;
+    {
+      const std::lock_guard<std::mutex> lock(cache.mutex);
+      const auto it = cache.baselines.find(key);
+      if (it != cache.baselines.end()) base = it->second;
+    }
+    if (!base) {
+      base = simulate(baseline);
+      const std::lock_guard<std::mutex> lock(cache.mutex);
+      cache.baselines.emplace(key, *base);
+    }
+    std::vector<models::ScalingPoint> points = {*base};
+    if (p.nodes != baseline) points.push_back(simulate(p.nodes));
+    models::fill_speedup_and_efficiency(points);
+    r.point = points.back();
+  } catch (const models::ConfigError& e) {
+    r.error = e.what();
+    r.point.reset();
+  } catch (const UsageError& e) {
+    r.error = e.what();
+    r.point.reset();
+  }
+  return r;
+}
+
+std::string render_row(const SweepJob& job, const SweepResult& r) {
+  const auto& axes = job.spec.axes;
+  if (job.format == SweepFormat::kCsv) {
+    std::string line = std::to_string(r.index);
+    for (const std::string& v : r.values) line += "," + csv_field(v);
+    if (!r.point) {
+      line += std::string(8 + std::size(kBreakdownColumns) + 1, ',');
+      return line + "," + csv_field(r.error);
+    }
+    const models::ScalingPoint& p = *r.point;
+    line += "," + std::to_string(p.gpus) + "," + number(p.global_batch) + "," +
+            number(to_seconds(p.step_time)) + "," + number(p.throughput) + "," +
+            number(p.speedup) + "," + number(p.efficiency) + "," +
+            (std::isnan(p.time_to_quality_s) ? "" : number(p.time_to_quality_s)) + "," +
+            number(p.ttq_speedup);
+    for (const Time t : {p.breakdown.compute, p.breakdown.exposed_communication,
+                         p.breakdown.imbalance, p.breakdown.input_stall, p.breakdown.checkpoint}) {
+      line += "," + number(to_seconds(t));
+    }
+    return line + "," + csv_field(dominant_cause(p)) + ",";
+  }
+  nlohmann::ordered_json j;
+  j["index"] = r.index;
+  auto& values = j["axes"] = nlohmann::ordered_json::object();
+  for (std::size_t a = 0; a < axes.size(); ++a) values[axes[a].key] = r.values[a];
+  if (!r.point) {
+    j["error"] = r.error;
+    return j.dump();
+  }
+  const models::ScalingPoint& p = *r.point;
+  j["nodes"] = p.nodes;
+  j["gpus"] = p.gpus;
+  j["global_batch"] = p.global_batch;
+  j["step_time_s"] = to_seconds(p.step_time);
+  j["throughput_examples_per_s"] = p.throughput;
+  j["speedup"] = p.speedup;
+  j["efficiency"] = p.efficiency;
+  if (!std::isnan(p.time_to_quality_s)) j["time_to_quality_s"] = p.time_to_quality_s;
+  j["ttq_speedup"] = p.ttq_speedup;
+  j["breakdown_s"] = {{"compute", to_seconds(p.breakdown.compute)},
+                      {"communication_stall", to_seconds(p.breakdown.exposed_communication)},
+                      {"load_imbalance", to_seconds(p.breakdown.imbalance)},
+                      {"input_stall", to_seconds(p.breakdown.input_stall)},
+                      {"checkpoint", to_seconds(p.breakdown.checkpoint)}};
+  j["dominant"] = dominant_cause(p);
+  return j.dump();
+}
+
+SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::ostream& out) {
+  const std::string header = header_line(job);
+  if (!vm.count("output")) {
+    out_ = &out;
+    *out_ << header << "\n";
+    if (job.format == SweepFormat::kCsv) *out_ << column_line(job) << "\n";
+    return;
+  }
+  path_ = vm["output"].as<std::string>();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool exists = fs::exists(path_, ec) && fs::file_size(path_, ec) > 0;
+  if (exists) {
+    std::ifstream in(path_, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string first = text.substr(0, text.find('\n'));
+    if (first != header) {
+      const bool ours = first.find("trainsim sweep") != std::string::npos ||
+                        first.find("trainsim_sweep") != std::string::npos;
+      throw models::ConfigError(
+          path_, 1, 1, "",
+          ours ? "holds results of a different sweep (another file, --set, format or options): "
+                 "refusing to mix them; use another --output"
+               : "exists and is not a trainsim sweep output: refusing to overwrite it");
+    }
+    // A row cut short by an interruption is dropped; the point runs again.
+    const auto end = text.rfind('\n');
+    if (end + 1 != text.size()) {
+      text.resize(end + 1);
+      fs::resize_file(path_, text.size());
+    }
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);                                 // header
+    if (job.format == SweepFormat::kCsv) std::getline(lines, line);  // columns
+    while (std::getline(lines, line)) {
+      if (line.empty()) continue;
+      if (job.format == SweepFormat::kCsv) {
+        done_.insert(std::stoull(line.substr(0, line.find(','))));
+      } else {
+        done_.insert(nlohmann::json::parse(line)["index"].get<std::size_t>());
+      }
+    }
+    file_.open(path_, std::ios::binary | std::ios::app);
+  } else {
+    file_.open(path_, std::ios::binary | std::ios::trunc);
+    if (file_) {
+      file_ << header << "\n";
+      if (job.format == SweepFormat::kCsv) file_ << column_line(job) << "\n";
+      file_.flush();
+    }
+  }
+  if (!file_) throw std::runtime_error("cannot write " + path_);
+  out_ = &file_;
+}
+
+void SweepOutput::write(std::size_t index, const std::string& row) {
+  *out_ << row << "\n";
+  out_->flush();
+  done_.insert(index);
+}
+
+void SweepOutput::finish() {
+  out_->flush();
+  if (!*out_) throw std::runtime_error("writing " + (path_.empty() ? "the output" : path_) + " failed");
+}
+
+bool run_sweep_over_mpi(const SweepJob& job, const std::vector<std::size_t>& todo,
+                        SweepOutput& output) {
+#ifdef TRAINSIM_HAVE_MPI
+  // Only under a launcher (mpirun sets these); a plain run never initialises MPI.
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE")) return false;
+  static boost::mpi::environment environment;
+  boost::mpi::communicator world;
+  if (world.size() < 2) return false;
+  constexpr int kWork = 1, kRow = 2, kStop = 3;
+  if (world.rank() == 0) {
+    std::vector<std::optional<std::string>> rows(todo.size());
+    std::size_t handed = 0, received = 0, next = 0;
+    // Prime every worker with one point, then one more per row received.
+    for (int r = 1; r < world.size(); ++r) {
+      if (handed < todo.size()) {
+        world.send(r, kWork, handed++);
+      } else {
+        world.send(r, kStop);
+      }
+    }
+    while (received < todo.size()) {
+      std::pair<std::size_t, std::string> row;
+      const boost::mpi::status s = world.recv(boost::mpi::any_source, kRow, row);
+      rows[row.first] = std::move(row.second);
+      ++received;
+      if (handed < todo.size()) {
+        world.send(s.source(), kWork, handed++);
+      } else {
+        world.send(s.source(), kStop);
+      }
+      while (next < rows.size() && rows[next]) {
+        output.write(todo[next], *rows[next]);
+        rows[next].reset();
+        ++next;
+      }
+    }
+    output.finish();
+  } else {
+    for (;;) {
+      const boost::mpi::status s = world.probe(0, boost::mpi::any_tag);
+      if (s.tag() == kStop) {
+        world.recv(0, kStop);
+        break;
+      }
+      std::size_t k = 0;
+      world.recv(0, kWork, k);
+      world.send(0, kRow, std::make_pair(k, render_row(job, evaluate_point(job, todo[k]))));
+    }
+  }
+  return true;
+#else
+  (void)job;
+  (void)todo;
+  (void)output;
+  return false;
+#endif
+}
+
+}  // namespace trainsim::cli

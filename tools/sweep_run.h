@@ -1,0 +1,82 @@
+// The parts of `trainsim sweep`: a prepared sweep (file, settings, options), one point's
+// prediction as a row of CSV or JSON Lines, the output file with resume, and the MPI farm.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <ostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "models/config/config_override.h"
+#include "models/config/sweep_config.h"
+#include "models/scaling/scaling_study.h"
+
+namespace trainsim::cli {
+
+enum class SweepFormat { kCsv, kJsonLines };
+
+// What points of a sweep share: loaded models (their access distributions keep per-row figures),
+// and the baseline of each combination of the other axes. Safe to use from several threads.
+struct SweepCache {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const models::ModelSpec>> models;
+  std::map<std::string, models::ScalingPoint> baselines;
+};
+
+struct SweepJob {
+  models::SweepSpec spec;
+  std::vector<models::ConfigOverride> settings;  // --set, applied before the axes
+  models::ScalingStudyOptions study;
+  std::string network;  // flow or analytic
+  SweepFormat format = SweepFormat::kCsv;
+  std::uint64_t signature = 0;  // the file, --set and options: what the rows depend on
+  std::shared_ptr<SweepCache> cache = std::make_shared<SweepCache>();
+};
+
+// One point's prediction (or why it has none, e.g. a plan that does not fit).
+struct SweepResult {
+  std::size_t index = 0;
+  std::vector<std::string> values;  // per axis
+  std::optional<models::ScalingPoint> point;
+  std::string error;
+};
+
+SweepJob prepare_sweep(const boost::program_options::variables_map& vm);
+// Loads the configs once for every value of every axis (the others at their first value): an
+// unknown key or a bad value is a ConfigError at the axis, before anything runs.
+void validate_sweep(const SweepJob& job);
+SweepResult evaluate_point(const SweepJob& job, std::size_t index);
+std::string render_row(const SweepJob& job, const SweepResult& result);
+
+// The output: standard output, or a file that may already hold rows of the same sweep (their
+// points are skipped; a file from another sweep is refused, untouched).
+class SweepOutput {
+ public:
+  SweepOutput(const SweepJob& job, const boost::program_options::variables_map& vm,
+              std::ostream& out);
+  bool done(std::size_t index) const { return done_.count(index) > 0; }
+  void write(std::size_t index, const std::string& row);
+  void finish();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::ostream* out_ = nullptr;
+  std::ofstream file_;
+  std::string path_;
+  std::set<std::size_t> done_;
+};
+
+// Under mpirun with more than one rank: rank 0 hands out points and writes rows in index order,
+// the others simulate. Returns false (nothing done) when not under MPI or with one rank.
+bool run_sweep_over_mpi(const SweepJob& job, const std::vector<std::size_t>& todo,
+                        SweepOutput& output);
+
+}  // namespace trainsim::cli
