@@ -719,5 +719,154 @@ TEST(BeyondTheStepCliTest, BadInputNamesFileLineAndKey) {
       << r.err;
 }
 
+
+// --- Sweeps and --set ---
+
+const std::string kSmallSweep = kSourceDir + "/tests/data/small_sweep.yaml";
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
+  if (!line.empty() && line.back() == ',') fields.push_back("");
+  return fields;
+}
+
+TEST(SweepTest, PointsAreNumberedWithTheLastAxisFastest) {
+  const Result r = run({"sweep", kSmallSweep, "--list"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 12u);  // 3 x 2 x 2
+  EXPECT_EQ(lines[0], "0  nodes=1  cluster.nic.bandwidth=100 Gb/s  model.batch_per_gpu=512");
+  EXPECT_EQ(lines[1], "1  nodes=1  cluster.nic.bandwidth=100 Gb/s  model.batch_per_gpu=1024");
+  EXPECT_EQ(lines[2], "2  nodes=1  cluster.nic.bandwidth=400 Gb/s  model.batch_per_gpu=512");
+  EXPECT_EQ(lines[11], "11  nodes=4  cluster.nic.bandwidth=400 Gb/s  model.batch_per_gpu=1024");
+}
+
+TEST(SweepTest, RowsAreTheSameForAnyThreadCountAndSpeedupIsOverTheBaseline) {
+  const Result one = run({"sweep", kSmallSweep, "--threads", "1"});
+  const Result two = run({"sweep", kSmallSweep, "--threads", "2"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  const auto lines = lines_of(one.out);
+  ASSERT_EQ(lines.size(), 14u);  // signature, columns, 12 rows
+  EXPECT_EQ(lines[0].rfind("# trainsim sweep small signature ", 0), 0u);
+  const auto columns = split_csv(lines[1]);
+  auto col = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) -
+                                    columns.begin());
+  };
+  // Row k (nodes 1) and row k + 4 (nodes 2) share NIC and batch: speedup = throughput ratio,
+  // efficiency = speedup / 2.
+  for (int k = 0; k < 4; ++k) {
+    const auto base = split_csv(lines[2 + k]);
+    const auto two_nodes = split_csv(lines[6 + k]);
+    EXPECT_EQ(base[col("speedup")], "1");
+    const double ratio = std::stod(two_nodes[col("throughput_examples_per_s")]) /
+                         std::stod(base[col("throughput_examples_per_s")]);
+    EXPECT_NEAR(std::stod(two_nodes[col("speedup")]), ratio, 1e-8 * ratio);
+    EXPECT_NEAR(std::stod(two_nodes[col("efficiency")]), ratio / 2, 1e-8 * ratio);
+  }
+  // The batch axis reaches the model: global batch = 8 GPUs x batch per GPU on one node.
+  EXPECT_EQ(split_csv(lines[2])[col("global_batch")], "4096");
+  EXPECT_EQ(split_csv(lines[3])[col("global_batch")], "8192");
+}
+
+TEST(SweepTest, ResumeSkipsDoneRowsAndRefusesAnotherSweep) {
+  TempDir dir;
+  const std::string whole = dir.file("whole.csv").string();
+  const std::string parts = dir.file("parts.csv").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "-o", whole}).status, 0);
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--sweep-range", "0:5", "-o", parts}).status, 0);
+  EXPECT_EQ(lines_of(read_file(parts)).size(), 7u);
+  // An interrupted write: half a row at the end is dropped and that point runs again.
+  {
+    std::ofstream append(parts, std::ios::app);
+    append << "5,2,100 Gb/s,51";
+  }
+  ASSERT_EQ(run({"sweep", kSmallSweep, "-o", parts}).status, 0);
+  EXPECT_EQ(read_file(parts), read_file(whole));
+  // The JSON Lines form resumes too.
+  const std::string jsonl = dir.file("rows.jsonl").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--sweep-index", "3", "-o", jsonl}).status, 0);
+  ASSERT_EQ(run({"sweep", kSmallSweep, "-o", jsonl}).status, 0);
+  const auto rows = lines_of(read_file(jsonl));
+  ASSERT_EQ(rows.size(), 13u);
+  EXPECT_EQ(nlohmann::json::parse(rows[1])["index"], 3);
+  // Another sweep (a --set changes every row) into the same file: refused, file untouched.
+  const std::string before = read_file(whole);
+  const Result other = run({"sweep", kSmallSweep, "--set", "cluster.nic.efficiency=0.9", "-o", whole});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("different sweep"), std::string::npos) << other.err;
+  EXPECT_EQ(read_file(whole), before);
+}
+
+TEST(SweepTest, BadSweepFiles) {
+  TempDir dir;
+  const std::string head = "name: s\nmodel: configs/models/dense-mlp-1b.yaml\nnetwork: analytic\n";
+  auto expect_error = [&](const std::string& text, const std::string& location,
+                          const std::string& fragment) {
+    const std::string path = dir.write("sweep.yaml", text);
+    const std::string output = dir.file("out.csv").string();
+    const Result r = run({"sweep", path, "-o", output});
+    EXPECT_EQ(r.status, 2) << text;
+    EXPECT_NE(r.err.find(path + ":" + location), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(output)) << text;
+  };
+  // A key that does not exist: the axis's line, and the keys that do.
+  expect_error(head + "axes:\n  - {key: nodes, values: [1]}\n  - {key: cluster.nic.bandwdth, "
+                      "values: [100 Gb/s]}\n",
+               "6:5", "did you mean 'bandwidth'? (expected one of: bandwidth, count");
+  expect_error(head + "axes:\n  - key: nodes\n    range: {from: 8, to: 1, times: 2}\n", "6:26",
+               "the range is empty");
+  expect_error(head + "axes:\n  - {key: nodes, values: []}\n", "5:26", "the list is empty");
+  expect_error(head + "axes:\n  - {key: gpu.peak, values: [1]}\n", "5:11", "not a sweep key");
+  expect_error(head + "combine: zip\naxes:\n  - {key: nodes, values: [1, 2]}\n  - {key: "
+                      "cluster.nic.count, values: [1]}\n",
+               "7:5", "zipped axes need the same number of values");
+  expect_error(head + "axes:\n  - {key: cluster.nic.count, values: [1]}\n", "1:1",
+               "a sweep needs a nodes axis");
+}
+
+TEST(SweepTest, APointThatCannotRunIsARowWithItsReason) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "sweep.yaml",
+      "name: s\nmodel: configs/models/dense-mlp-1b.yaml\nnetwork: analytic\naxes:\n  - {key: "
+      "nodes, values: [1, 200]}\n");
+  const Result r = run({"sweep", path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[3].find("has 128 nodes"), std::string::npos) << lines[3];
+}
+
+TEST(SetTest, PredictTakesSettings) {
+  const auto base = predict_json({"--nodes", "1,2"});
+  const auto slow = predict_json({"--nodes", "1,2", "--set", "cluster.nic.bandwidth=100Gb/s"});
+  EXPECT_LT(slow["points"][1]["speedup"].get<double>(), base["points"][1]["speedup"].get<double>());
+  const auto big = predict_json({"--nodes", "1", "--set", "model.batch_per_gpu=2048"});
+  EXPECT_DOUBLE_EQ(big["points"][0]["global_batch"].get<double>(), 16384.0);
+  Result r = run({"predict", "--set", "cluster.nic.bandwdth=100Gb/s"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--set: cluster.nic.bandwdth=100Gb/s: unknown key; did you mean "
+                       "'bandwidth'?"),
+            std::string::npos)
+      << r.err;
+  r = run({"predict", "--set", "nic.bandwidth=100Gb/s"});
+  EXPECT_EQ(r.status, 2);
+  r = run({"predict", "--set", "cluster.nic.bandwidth"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("expected KEY=VALUE"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace trainsim::cli

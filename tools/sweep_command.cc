@@ -162,12 +162,12 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::tie(first, last) = parse_range(vm["sweep-range"].as<std::string>(), last);
   }
 
+  validate_sweep(job);                // bad keys and values: before any output
   SweepOutput output(job, vm, out);  // checks a resumed file before anything runs
   std::vector<std::size_t> todo;
   for (std::size_t i = first; i < last; ++i) {
     if (!output.done(i)) todo.push_back(i);
   }
-  validate_sweep(job);
   if (run_sweep_over_mpi(job, todo, output)) return kExitOk;
 
   std::optional<tbb::global_control> limit;

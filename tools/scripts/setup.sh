@@ -13,6 +13,8 @@ packages=(
   libboost-graph-dev libboost-program-options-dev
   libyaml-cpp-dev nlohmann-json3-dev libtbb-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-mpi-dev openmpi-bin
+  chromium
   time
 )
 
