@@ -868,5 +868,57 @@ TEST(SetTest, PredictTakesSettings) {
   EXPECT_NE(r.err.find("expected KEY=VALUE"), std::string::npos) << r.err;
 }
 
+
+// --- Capacity planning ---
+
+double throughput_at(const std::vector<std::string>& extra, int nodes) {
+  std::vector<std::string> args = {"--nodes", std::to_string(nodes)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return predict_json(args)["points"][0]["throughput_examples_per_s"].get<double>();
+}
+
+TEST(PlanTest, SmallestNodeCountMeetingTheTargetAndTheCheapestCluster) {
+  const std::string job = kSourceDir + "/configs/jobs/foundation-optimized.yaml";
+  const std::string cloud = kSourceDir + "/configs/clusters/cloud-a100-4x100g.yaml";
+  const std::string dgx = kSourceDir + "/configs/clusters/dgx-a100.yaml";
+  const Result r = run({"plan", "--job", job, "--cluster", cloud, "--cluster", dgx,
+                        "--target-throughput", "500000", "--price-per-node-hour", "32",
+                        "--price-per-node-hour", "40", "--network", "analytic"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Read the smallest counts back and check them against predict: n meets, n - 1 does not.
+  std::vector<int> smallest;
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind("smallest: ", 0) == 0) smallest.push_back(std::stoi(line.substr(10)));
+  }
+  ASSERT_EQ(smallest.size(), 2u) << r.out;
+  const std::vector<std::string> clusters = {cloud, dgx};
+  for (int c = 0; c < 2; ++c) {
+    const std::vector<std::string> extra = {"--job", job, "--cluster", clusters[c]};
+    EXPECT_GE(throughput_at(extra, smallest[c]), 500000.0) << c;
+    EXPECT_LT(throughput_at(extra, smallest[c] - 1), 500000.0) << c;
+  }
+  // Cost per hour = nodes x price: the cheaper of the two is named.
+  const double cloud_cost = smallest[0] * 32.0, dgx_cost = smallest[1] * 40.0;
+  const std::string cheapest = cloud_cost <= dgx_cost ? "cloud-a100-4x100g" : "dgx-a100";
+  EXPECT_NE(r.out.find("cheapest: " + cheapest), std::string::npos) << r.out;
+}
+
+TEST(PlanTest, DeadlineUsesTimeToQuality) {
+  const std::string job = kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml";
+  // DLRM-DCNv2 reaches its target in about 0.05 h on one node (README): a deadline of 0.04 h
+  // needs more nodes, 1 h is met by one.
+  Result r = run({"plan", "--job", job, "--deadline", "1", "--network", "analytic"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("smallest: 1 node(s)"), std::string::npos) << r.out;
+  r = run({"plan", "--job", job, "--deadline", "0.04", "--network", "analytic", "--max-nodes",
+           "8"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("smallest: 1 node(s)"), std::string::npos) << r.out;
+  // Bad input.
+  EXPECT_EQ(run({"plan", "--job", job}).status, 2);
+  EXPECT_EQ(run({"plan", "--job", job, "--deadline", "1", "--target-throughput", "1"}).status, 2);
+  EXPECT_EQ(run({"plan", "--deadline", "1"}).status, 2);  // dense default model: no convergence
+}
+
 }  // namespace
 }  // namespace trainsim::cli

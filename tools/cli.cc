@@ -28,6 +28,8 @@ commands:
   shard      rank sharding strategies for a recommender job; print the greedy planner's plan
   sweep      predict every point of a sweep file (axes of config keys, files, node counts)
              in parallel, or over MPI ranks; resumable CSV or JSON Lines
+  plan       the smallest node count and the cheapest cluster that meet a throughput target
+             or a time-to-quality deadline
   check-claim
              check a reported speedup against the cluster, or two runs' throughput against
              their time-to-quality
@@ -120,6 +122,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "shard") return run_shard(rest, out, err);
     if (args[0] == "check-claim") return run_check_claim(rest, out, err);
     if (args[0] == "sweep") return run_sweep(rest, out, err);
+    if (args[0] == "plan") return run_plan(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {
     err << "trainsim: error: " << e.what()

@@ -86,6 +86,7 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
 int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli
