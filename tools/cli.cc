@@ -30,6 +30,8 @@ commands:
              in parallel, or over MPI ranks; resumable CSV or JSON Lines
   plan       the smallest node count and the cheapest cluster that meet a throughput target
              or a time-to-quality deadline
+  report     one self-contained HTML page (plots, tables, configs) for a predict or sweep
+             result
   check-claim
              check a reported speedup against the cluster, or two runs' throughput against
              their time-to-quality
@@ -123,6 +125,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "check-claim") return run_check_claim(rest, out, err);
     if (args[0] == "sweep") return run_sweep(rest, out, err);
     if (args[0] == "plan") return run_plan(rest, out, err);
+    if (args[0] == "report") return run_report(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {
     err << "trainsim: error: " << e.what()

@@ -17,6 +17,7 @@
 #include "models/scaling/scaling_study.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
+#include "tools/plot_svg.h"
 #include "tools/report_format.h"
 
 namespace trainsim::cli {
@@ -49,7 +50,10 @@ po::options_description predict_options() {
     ("trace", po::value<std::string>(),
      "write a Chrome trace (JSON, opens in Perfetto or chrome://tracing) of the simulated steps "
      "at the largest node count, one track per GPU and stream")
-    ("trace-nodes", po::value<int>(), "node count whose steps --trace records (default: the largest)");
+    ("trace-nodes", po::value<int>(), "node count whose steps --trace records (default: the largest)")
+    ("plot", po::value<std::string>(),
+     "draw speedup and efficiency against nodes (with the ideal line) and the step breakdown per "
+     "node count as an SVG file");
   // clang-format on
   add_study_options(o);
   return o;
@@ -278,6 +282,8 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
   std::unique_ptr<AtomicOutputFile> trace_file;
   if (trace_path) trace_file = std::make_unique<AtomicOutputFile>(*trace_path);
+  std::unique_ptr<AtomicOutputFile> plot_file;
+  if (vm.count("plot")) plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
 
   if (::isatty(STDERR_FILENO)) {
     err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "...\n";
@@ -310,6 +316,22 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     out << rendered.str();
   }
   if (trace_file) trace_file->commit();
+  if (plot_file) {
+    PlotSeries series{models::model_name(workload.model), {}};
+    for (const auto& p : study.points) {
+      series.points.push_back({p.nodes,
+                               p.speedup,
+                               p.efficiency,
+                               {to_seconds(p.breakdown.compute),
+                                to_seconds(p.breakdown.exposed_communication),
+                                to_seconds(p.breakdown.imbalance), to_seconds(p.breakdown.input_stall),
+                                to_seconds(p.breakdown.checkpoint)}});
+    }
+    write_scaling_svg(plot_file->stream(), {series},
+                      models::model_name(workload.model) + " on " + cluster.name,
+                      study.points.empty() ? 1 : study.points.front().nodes);
+    plot_file->commit();
+  }
   return kExitOk;
 }
 

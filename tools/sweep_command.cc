@@ -22,7 +22,10 @@
 
 #include "models/config/sweep_config.h"
 #include "tools/cli.h"
+#include "tools/output_file.h"
+#include "tools/plot_svg.h"
 #include "tools/report_format.h"
+#include "tools/result_reader.h"
 #include "tools/sweep_run.h"
 
 namespace trainsim::cli {
@@ -163,6 +166,8 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
 
   validate_sweep(job);                // bad keys and values: before any output
+  std::unique_ptr<AtomicOutputFile> plot_file;
+  if (vm.count("plot")) plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
   SweepOutput output(job, vm, out);  // checks a resumed file before anything runs
   std::vector<std::size_t> todo;
   for (std::size_t i = first; i < last; ++i) {
@@ -193,6 +198,12 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     progress.update(finished);
   });
   output.finish();
+  if (plot_file) {
+    const ResultSet results = parse_results(output.text(), output.path().empty() ? "the sweep" : output.path());
+    write_scaling_svg(plot_file->stream(), results.series, "sweep " + job.spec.name,
+                      job.spec.baseline_nodes);
+    plot_file->commit();
+  }
   return kExitOk;
 }
 

@@ -295,8 +295,9 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
   const std::string header = header_line(job);
   if (!vm.count("output")) {
     out_ = &out;
-    *out_ << header << "\n";
-    if (job.format == SweepFormat::kCsv) *out_ << column_line(job) << "\n";
+    copy_ = header + "\n";
+    if (job.format == SweepFormat::kCsv) copy_ += column_line(job) + "\n";
+    *out_ << copy_;
     return;
   }
   path_ = vm["output"].as<std::string>();
@@ -347,7 +348,16 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
   out_ = &file_;
 }
 
+std::string SweepOutput::text() const {
+  if (path_.empty()) return copy_;
+  std::ifstream in(path_, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 void SweepOutput::write(std::size_t index, const std::string& row) {
+  if (path_.empty()) copy_ += row + "\n";
   *out_ << row << "\n";
   out_->flush();
   done_.insert(index);

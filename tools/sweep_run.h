@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,9 +67,12 @@ class SweepOutput {
   void write(std::size_t index, const std::string& row);
   void finish();
   const std::string& path() const { return path_; }
+  // Everything the output holds now (the file, or what went to standard output).
+  std::string text() const;
 
  private:
   std::ostream* out_ = nullptr;
+  std::string copy_;  // standard output only
   std::ofstream file_;
   std::string path_;
   std::set<std::size_t> done_;

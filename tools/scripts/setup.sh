@@ -14,7 +14,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libtbb-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-mpi-dev openmpi-bin
-  chromium
+  chromium python3
   time
 )
 

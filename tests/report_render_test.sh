@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Plots and reports: the SVG files and HTML pages of a predict and a sweep result are well-formed
+# XML, and a headless Chromium renders the page to a screenshot that is not blank.
+# Usage: report_render_test.sh TRAINSIM SWEEP_FILE
+set -euo pipefail
+trainsim=$1
+sweep=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$trainsim" predict --network analytic --format json -o "$dir/predict.json" --plot "$dir/predict.svg"
+"$trainsim" report "$dir/predict.json" -o "$dir/predict.html"
+"$trainsim" sweep "$sweep" -o "$dir/sweep.jsonl" --plot "$dir/sweep.svg"
+"$trainsim" report "$dir/sweep.jsonl" -o "$dir/sweep.html"
+
+python3 - "$dir" <<'PY'
+import sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+svg = "{http://www.w3.org/2000/svg}"
+for name in ["predict.svg", "sweep.svg"]:
+    root = ET.parse(f"{d}/{name}").getroot()
+    assert root.tag == svg + "svg", root.tag
+    lines = root.findall(f".//{svg}polyline")
+    bars = root.findall(f".//{svg}rect")
+    assert len(lines) >= 3, (name, "speedup, efficiency and ideal lines", len(lines))
+    assert len(bars) >= 10, (name, "breakdown bars", len(bars))
+for name in ["predict.html", "sweep.html"]:
+    root = ET.parse(f"{d}/{name}").getroot()
+    ns = "{http://www.w3.org/1999/xhtml}"
+    assert root.find(f".//{ns}table") is not None, name
+    assert root.find(f".//{svg}svg") is not None, name
+    text = "".join(root.itertext())
+    assert "trainsim" in text and "Configs used" in text, name
+print("well-formed: 2 SVG plots, 2 HTML pages")
+PY
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+  echo "chromium is not installed (tools/scripts/setup.sh installs it)" >&2
+  exit 1
+fi
+timeout 180 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+  --window-size=1100,1400 --screenshot="$dir/page.png" "file://$dir/predict.html" >/dev/null 2>&1
+
+python3 - "$dir/page.png" <<'PY'
+# Decode the PNG (8-bit RGB or RGBA, no interlace) with the standard library and check that the
+# page is not blank: many pixels away from white, in several colours.
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat = 8, b""
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b"IHDR":
+        width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+bpp = 3 if colour == 2 else 4
+raw = zlib.decompress(idat)
+stride = width * bpp
+rows, prev, i = [], bytearray(stride), 0
+for _ in range(height):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b = prev[x]
+        c = prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    rows.append(line)
+    prev = line
+colours, ink = set(), 0
+for line in rows[::4]:
+    for x in range(0, stride, bpp * 4):
+        px = tuple(line[x:x + 3])
+        colours.add(px)
+        if sum(px) < 720:
+            ink += 1
+samples = (height // 4 + 1) * (width // 4 + 1)
+share = ink / samples
+print(f"screenshot {width}x{height}: {share:.1%} of sampled pixels inked, {len(colours)} colours")
+assert share > 0.02, "the page rendered blank"
+assert len(colours) > 8, "the page has too few colours: plots missing"
+PY
