@@ -23,12 +23,6 @@ namespace {
 // A claim's verdict tolerance: trainsim's bar is within 10% of measurements.
 constexpr double kTolerance = 0.10;
 
-std::string fmt(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
 po::options_description check_claim_options() {
   po::options_description o("options");
   // clang-format off
@@ -81,46 +75,46 @@ models::TrainingRun parse_run(const std::string& text) {
   return run;
 }
 
-std::string hours(double seconds) { return fmt("%.4g h", seconds / 3600.0); }
+std::string hours(double seconds) { return printf_string("%.4g h", seconds / 3600.0); }
 
 void compare_two_runs(std::ostream& out, const models::TrainingRun& a,
                       const models::TrainingRun& b) {
   const models::RunComparison c = models::compare_runs(a, b);
   auto describe = [&](const char* name, const models::TrainingRun& r) {
-    out << "run " << name << "    " << fmt("%.6g", r.throughput) << " examples/s, "
-        << hours(r.seconds_to_target) << " to the target: " << fmt("%.4g", r.examples())
+    out << "run " << name << "    " << printf_string("%.6g", r.throughput) << " examples/s, "
+        << hours(r.seconds_to_target) << " to the target: " << printf_string("%.4g", r.examples())
         << " examples";
-    if (r.global_batch) out << " at a global batch of " << fmt("%.6g", *r.global_batch);
+    if (r.global_batch) out << " at a global batch of " << printf_string("%.6g", *r.global_batch);
     out << "\n";
   };
   describe("A", a);
   describe("B", b);
-  out << "\nthroughput      B / A = " << fmt("%.2fx", c.throughput_ratio)
-      << "\ntime-to-quality A / B = " << fmt("%.2fx", c.time_to_quality_ratio)
-      << " (B reaches the target " << fmt("%.2fx", c.time_to_quality_ratio) << " sooner)\n\nwhy: ";
+  out << "\nthroughput      B / A = " << printf_string("%.2fx", c.throughput_ratio)
+      << "\ntime-to-quality A / B = " << printf_string("%.2fx", c.time_to_quality_ratio)
+      << " (B reaches the target " << printf_string("%.2fx", c.time_to_quality_ratio) << " sooner)\n\nwhy: ";
   if (std::abs(c.examples_ratio - 1.0) < 0.01) {
     out << "both runs needed the same examples to reach the target, so time-to-quality follows "
            "throughput.\n";
   } else if (c.examples_ratio > 1.0) {
-    out << "run B needed " << fmt("%.2fx", c.examples_ratio)
+    out << "run B needed " << printf_string("%.2fx", c.examples_ratio)
         << " the examples of run A to reach the target. Convergence changed (a larger global "
            "batch beyond the critical batch, changed sampling, optimizer or numerics), so "
-        << fmt("%.2fx", c.throughput_ratio) << " the throughput buys only "
-        << fmt("%.2fx", c.time_to_quality_ratio) << " the time-to-quality.\n";
+        << printf_string("%.2fx", c.throughput_ratio) << " the throughput buys only "
+        << printf_string("%.2fx", c.time_to_quality_ratio) << " the time-to-quality.\n";
   } else {
-    out << "run B needed only " << fmt("%.2fx", c.examples_ratio)
+    out << "run B needed only " << printf_string("%.2fx", c.examples_ratio)
         << " the examples of run A: it converged in fewer examples, so its time-to-quality gain ("
-        << fmt("%.2fx", c.time_to_quality_ratio) << ") exceeds its throughput gain.\n";
+        << printf_string("%.2fx", c.time_to_quality_ratio) << ") exceeds its throughput gain.\n";
   }
   if (a.global_batch && b.global_batch) {
     if (c.fit) {
       out << "\ncritical-batch model fitted to the two runs (E = E_min (1 + B / B_noise)):\n"
              "  E_min = "
-          << fmt("%.4g", c.fit->min_examples) << " examples, B_noise = "
-          << fmt("%.6g", c.fit->critical_batch)
+          << printf_string("%.4g", c.fit->min_examples) << " examples, B_noise = "
+          << printf_string("%.6g", c.fit->critical_batch)
           << " examples\nfor the model's YAML:\nconvergence:\n  critical_batch: "
-          << fmt("%.6g", c.fit->critical_batch) << "\n  curve:\n    - {quality: TARGET, examples: "
-          << fmt("%.6g", c.fit->min_examples) << "}\n";
+          << printf_string("%.6g", c.fit->critical_batch) << "\n  curve:\n    - {quality: TARGET, examples: "
+          << printf_string("%.6g", c.fit->min_examples) << "}\n";
     } else {
       out << "\nthe two runs do not fit the critical-batch model (the larger batch must need more "
              "examples, but less than in proportion to the batch)\n";
@@ -192,8 +186,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   }
   out << "claim     " << c.nodes << " nodes vs " << c.baseline_nodes
       << (c.baseline_nodes == 1 ? " node" : " nodes") << ": speedup "
-      << fmt("%.2fx", c.speedup) << ", efficiency " << fmt("%.2f%%", 100.0 * c.efficiency())
-      << " of ideal (linear scaling: " << fmt("%.2fx", c.ideal()) << ")\n";
+      << printf_string("%.2fx", c.speedup) << ", efficiency " << printf_string("%.2f%%", 100.0 * c.efficiency())
+      << " of ideal (linear scaling: " << printf_string("%.2fx", c.ideal()) << ")\n";
   if (!vm.count("cluster") && !vm.count("model") && !vm.count("job")) return kExitOk;
 
   const models::ScalingStudyOptions study_options = parse_study_options(vm);
@@ -218,27 +212,27 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   const double bound = bound_throughput(claimed_point) / baseline_point.throughput;
   const models::Verdict verdict =
       models::judge_claim(c.speedup, predicted, bound, c.ideal(), kTolerance);
-  const auto ms = [](Time t) { return fmt("%.3f", to_milliseconds(t)); };
+  const auto ms = [](Time t) { return printf_string("%.3f", to_milliseconds(t)); };
   const models::StepBreakdown& b = claimed_point.breakdown;
   out << "trainsim  " << inputs.cluster.name << ", " << models::model_name(inputs.workload.model)
       << (inputs.workload.job ? ", job " + inputs.workload.job->name : "") << "; "
       << (study.batch.strong ? "strong" : "weak") << " scaling, "
       << vm["network"].as<std::string>() << " network model\n"
-      << "          predicted speedup " << fmt("%.2fx", predicted) << ", efficiency "
-      << fmt("%.1f%%", 100.0 * predicted / c.ideal()) << "\n"
+      << "          predicted speedup " << printf_string("%.2fx", predicted) << ", efficiency "
+      << printf_string("%.1f%%", 100.0 * predicted / c.ideal()) << "\n"
       << "          at " << c.nodes << " nodes, ms per step: step " << ms(claimed_point.step_time)
       << " = compute " << ms(b.compute) << " + comm stall " << ms(b.exposed_communication)
       << " + imbalance " << ms(b.imbalance) << " + input " << ms(b.input_stall) << " + ckpt "
       << ms(b.checkpoint) << "; dominant: " << dominant_cause(claimed_point) << "\n"
-      << "          bound " << fmt("%.2fx", bound)
+      << "          bound " << printf_string("%.2fx", bound)
       << ": every transfer hidden behind compute (communication "
       << ms(claimed_point.communication_busy) << " ms per step against " << ms(b.compute)
       << " ms of compute and " << ms(b.imbalance) << " ms waiting for the slowest rank)\n";
   out << "verdict   " << models::verdict_name(verdict) << ": ";
   switch (verdict) {
     case models::Verdict::kPlausible:
-      out << fmt("%.2fx", c.speedup) << " is within reach of the predicted "
-          << fmt("%.2fx", predicted)
+      out << printf_string("%.2fx", c.speedup) << " is within reach of the predicted "
+          << printf_string("%.2fx", predicted)
           << (c.speedup > predicted * (1 + kTolerance)
                   ? " and under the bound (better overlap than modelled)"
                   : " (10% tolerance)")
@@ -246,11 +240,11 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
       break;
     case models::Verdict::kOptimistic:
       if (c.speedup > c.ideal()) {
-        out << fmt("%.2fx", c.speedup) << " on " << fmt("%.3g", c.ideal())
+        out << printf_string("%.2fx", c.speedup) << " on " << printf_string("%.3g", c.ideal())
             << "x the hardware is beyond linear scaling: only a slower baseline or per-GPU work "
                "that shrank (strong scaling into caches) gives that\n";
       } else {
-        out << fmt("%.2fx", c.speedup) << " is beyond the " << fmt("%.2fx", bound)
+        out << printf_string("%.2fx", c.speedup) << " is beyond the " << printf_string("%.2fx", bound)
             << " this cluster allows even with every transfer hidden behind compute; unless the "
                "baseline ran slower than predicted, the claim is too good for this fabric\n";
       }
@@ -258,8 +252,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
     case models::Verdict::kPessimistic: {
       const double implied = claimed_point.global_batch /
                              (c.speedup * baseline_point.throughput);  // s per step
-      out << fmt("%.2fx", c.speedup) << " is below the predicted " << fmt("%.2fx", predicted)
-          << ": the run lost about " << fmt("%.3f", (implied - to_seconds(claimed_point.step_time)) * 1e3)
+      out << printf_string("%.2fx", c.speedup) << " is below the predicted " << printf_string("%.2fx", predicted)
+          << ": the run lost about " << printf_string("%.3f", (implied - to_seconds(claimed_point.step_time)) * 1e3)
           << " ms per step more than the model expects at " << c.nodes
           << " nodes. Look for a bottleneck this cluster should not have: input pipeline, "
              "stragglers, collectives not using every NIC or falling back to a slower "

@@ -106,6 +106,27 @@ boost::program_options::variables_map parse_options(
   return vm;
 }
 
+boost::program_options::variables_map parse_options(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options, const std::string& command,
+    const std::string& positional) {
+  namespace po = boost::program_options;
+  po::options_description hidden;
+  hidden.add_options()(positional.c_str(), po::value<std::string>());
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description position;
+  position.add(positional.c_str(), 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(position).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(command + ": " + e.what());
+  }
+  return vm;
+}
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {

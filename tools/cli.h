@@ -41,6 +41,12 @@ boost::program_options::variables_map parse_options(
     const std::vector<std::string>& args,
     const boost::program_options::options_description& options, const std::string& command);
 
+// The same with one positional argument, stored under the name `positional`.
+boost::program_options::variables_map parse_options(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options, const std::string& command,
+    const std::string& positional);
+
 // Parses "1,2,4,8" (and ranges "1-4") into positive node counts.
 std::vector<int> parse_node_list(const std::string& text);
 

@@ -18,12 +18,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::string fmt(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
 po::options_description plan_options() {
   po::options_description o("options");
   // clang-format off
@@ -177,15 +171,15 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
 
   out << "target   "
-      << (by_throughput ? fmt("%.6g examples/s", goal)
-                        : fmt("time-to-quality within %.4g h", goal / 3600.0))
+      << (by_throughput ? printf_string("%.6g examples/s", goal)
+                        : printf_string("time-to-quality within %.4g h", goal / 3600.0))
       << "\n";
   std::optional<std::size_t> best;
   double best_cost = 0;
   for (std::size_t c = 0; c < plans.size(); ++c) {
     const ClusterPlan& p = plans[c];
     out << "\ncluster  " << p.name
-        << (std::isnan(p.price) ? "" : fmt(", %.4g per node-hour", p.price)) << "\n";
+        << (std::isnan(p.price) ? "" : printf_string(", %.4g per node-hour", p.price)) << "\n";
     out << "nodes   GPUs  throughput (ex/s)   speedup  efficiency    ttq (h)  meets";
     if (!std::isnan(p.price)) out << "    cost/h  cost to target";
     out << "\n";
@@ -196,15 +190,15 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
                     pt.gpus, pt.throughput, pt.speedup, 100 * pt.efficiency,
                     std::isnan(pt.time_to_quality_s)
                         ? "-"
-                        : fmt("%.4g", pt.time_to_quality_s / 3600.0).c_str(),
+                        : printf_string("%.4g", pt.time_to_quality_s / 3600.0).c_str(),
                     r.meets ? "yes" : "no");
       out << line;
       if (!std::isnan(p.price)) {
         const double per_hour = r.nodes * p.price;
-        out << fmt("  %8.2f", per_hour) << "  "
+        out << printf_string("  %8.2f", per_hour) << "  "
             << (std::isnan(pt.time_to_quality_s)
                     ? std::string("             -")
-                    : fmt("%14.2f", per_hour * pt.time_to_quality_s / 3600.0));
+                    : printf_string("%14.2f", per_hour * pt.time_to_quality_s / 3600.0));
       }
       out << "\n";
     }
@@ -230,7 +224,7 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (best) {
     out << "\ncheapest: " << plans[*best].name << " with " << *plans[*best].smallest
-        << " node(s), " << fmt("%.2f", best_cost) << (by_throughput ? " per hour" : " in all")
+        << " node(s), " << printf_string("%.2f", best_cost) << (by_throughput ? " per hour" : " in all")
         << "\n";
   }
   return kExitOk;

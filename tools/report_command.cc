@@ -87,19 +87,7 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
   po::options_description options("options");
   options.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>(), "write the page to FILE (default: standard output)");
-  po::options_description hidden;
-  hidden.add_options()("result", po::value<std::string>());
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("result", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("report: ") + e.what());
-  }
+  const po::variables_map vm = parse_options(args, options, "report", "result");
   if (vm.count("help")) {
     out << "usage: trainsim report RESULT [-o report.html]\n\n"
            "Writes one self-contained HTML page for a result: `trainsim predict --format json`\n"

@@ -10,13 +10,13 @@
 
 namespace trainsim::cli {
 
-namespace {
-
 std::string printf_string(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, format, value);
   return buffer;
 }
+
+namespace {
 
 std::string pad_left(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;

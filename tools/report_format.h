@@ -24,6 +24,9 @@ struct PredictReport {
 // or "checkpoint") when the losses together are at least a tenth of the step, else "compute".
 std::string dominant_cause(const models::ScalingPoint& point);
 
+// One number formatted with a printf format ("%.2fx").
+std::string printf_string(const char* format, double value);
+
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format);
 
 }  // namespace trainsim::cli

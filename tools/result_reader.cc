@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/config_error.h"
+#include "tools/report_format.h"
 
 namespace trainsim::cli {
 
@@ -16,11 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string num(double v, const char* format = "%.6g") {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, v);
-  return buffer;
-}
+std::string num(double v, const char* format = "%.6g") { return printf_string(format, v); }
 
 double number_or_nan(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");

@@ -109,20 +109,8 @@ class Progress {
 }  // namespace
 
 int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description options = sweep_options();
-  po::options_description hidden;
-  hidden.add_options()("file", po::value<std::string>());
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("sweep: ") + e.what());
-  }
+  const po::options_description options = sweep_options();
+  const po::variables_map vm = parse_options(args, options, "sweep", "file");
   if (vm.count("help")) {
     out << "usage: trainsim sweep FILE.yaml [options]\n"
            "       mpirun -np K trainsim sweep FILE.yaml [options]\n\n"

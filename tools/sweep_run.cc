@@ -31,11 +31,7 @@ std::string hex(std::uint64_t v) {
   return buffer;
 }
 
-std::string number(double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.9g", v);
-  return buffer;
-}
+std::string number(double v) { return printf_string("%.9g", v); }
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;

@@ -129,7 +129,9 @@ TEST(RecsysConfigTest, SequenceTableMustMatchTheTransformerWidth) {
 class JobConfigTest : public ::testing::Test {
  protected:
   JobSpec load(const std::string& yaml) {
-    path_ = ::testing::TempDir() + "job_config_test.yaml";
+    // One file per test: ctest runs tests in parallel processes.
+    path_ = ::testing::TempDir() + "job_config_test_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
     std::ofstream(path_) << yaml;
     return load_job_spec(path_);
   }
