@@ -106,6 +106,28 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Points in parallel on this machine's cores; rows written in index order as they complete.
+void run_on_this_machine(const SweepJob& job, const std::vector<std::size_t>& todo,
+                         SweepOutput& output, std::ostream& err) {
+  Progress progress(err, todo.size());
+  std::vector<std::optional<std::string>> rows(todo.size());
+  std::mutex mutex;
+  std::size_t next = 0, finished = 0;
+  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t k) {
+    std::string row = render_row(job, evaluate_point(job, todo[k]));
+    const std::lock_guard<std::mutex> lock(mutex);
+    rows[k] = std::move(row);
+    ++finished;
+    while (next < rows.size() && rows[next]) {
+      output.write(todo[next], *rows[next]);
+      rows[next].reset();
+      ++next;
+    }
+    progress.update(finished);
+  });
+  output.finish();
+}
+
 }  // namespace
 
 int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -153,7 +175,13 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::tie(first, last) = parse_range(vm["sweep-range"].as<std::string>(), last);
   }
 
-  validate_sweep(job);                // bad keys and values: before any output
+  validate_sweep(job);  // bad keys and values: before any output
+  // Under mpirun only rank 0 reads and writes files; the others simulate what it sends.
+  SweepMpi mpi;
+  if (mpi.rank() > 0) {
+    mpi.work(job);
+    return kExitOk;
+  }
   std::unique_ptr<AtomicOutputFile> plot_file;
   if (vm.count("plot")) plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
   SweepOutput output(job, vm, out);  // checks a resumed file before anything runs
@@ -161,33 +189,20 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t i = first; i < last; ++i) {
     if (!output.done(i)) todo.push_back(i);
   }
-  if (run_sweep_over_mpi(job, todo, output)) return kExitOk;
-
   std::optional<tbb::global_control> limit;
   if (vm.count("threads")) {
     const int threads = vm["threads"].as<int>();
     if (threads < 1) throw UsageError("--threads must be at least 1");
     limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
   }
-  Progress progress(err, todo.size());
-  std::vector<std::optional<std::string>> rows(todo.size());
-  std::mutex mutex;
-  std::size_t next = 0, finished = 0;
-  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t k) {
-    std::string row = render_row(job, evaluate_point(job, todo[k]));
-    const std::lock_guard<std::mutex> lock(mutex);
-    rows[k] = std::move(row);
-    ++finished;
-    while (next < rows.size() && rows[next]) {
-      output.write(todo[next], *rows[next]);
-      rows[next].reset();
-      ++next;
-    }
-    progress.update(finished);
-  });
-  output.finish();
+  if (mpi.rank() == 0) {
+    mpi.coordinate(job, todo, output);
+  } else {
+    run_on_this_machine(job, todo, output, err);
+  }
   if (plot_file) {
-    const ResultSet results = parse_results(output.text(), output.path().empty() ? "the sweep" : output.path());
+    const ResultSet results =
+        parse_results(output.text(), output.path().empty() ? "the sweep" : output.path());
     write_scaling_svg(plot_file->stream(), results.series, "sweep " + job.spec.name,
                       job.spec.baseline_nodes);
     plot_file->commit();

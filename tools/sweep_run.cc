@@ -364,62 +364,74 @@ void SweepOutput::finish() {
   if (!*out_) throw std::runtime_error("writing " + (path_.empty() ? "the output" : path_) + " failed");
 }
 
-bool run_sweep_over_mpi(const SweepJob& job, const std::vector<std::size_t>& todo,
-                        SweepOutput& output) {
 #ifdef TRAINSIM_HAVE_MPI
-  // Only under a launcher (mpirun sets these); a plain run never initialises MPI.
-  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE")) return false;
-  static boost::mpi::environment environment;
+namespace {
+constexpr int kWork = 1, kRow = 2, kStop = 3;
+}  // namespace
+
+struct SweepMpi::State {
+  boost::mpi::environment environment;
   boost::mpi::communicator world;
-  if (world.size() < 2) return false;
-  constexpr int kWork = 1, kRow = 2, kStop = 3;
-  if (world.rank() == 0) {
-    std::vector<std::optional<std::string>> rows(todo.size());
-    std::size_t handed = 0, received = 0, next = 0;
-    // Prime every worker with one point, then one more per row received.
-    for (int r = 1; r < world.size(); ++r) {
-      if (handed < todo.size()) {
-        world.send(r, kWork, handed++);
-      } else {
-        world.send(r, kStop);
-      }
+};
+
+SweepMpi::SweepMpi() {
+  // Only under a launcher (mpirun sets these).
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE")) return;
+  state_ = std::make_unique<State>();
+  if (state_->world.size() > 1) rank_ = state_->world.rank();
+}
+
+SweepMpi::~SweepMpi() = default;
+
+void SweepMpi::coordinate(const SweepJob&, const std::vector<std::size_t>& todo,
+                          SweepOutput& output) {
+  boost::mpi::communicator& w = state_->world;
+  std::vector<std::optional<std::string>> rows(todo.size());
+  std::size_t handed = 0, received = 0, next = 0;
+  // Every worker gets a point (or stop), then one more per row it returns.
+  auto hand_out = [&](int rank) {
+    if (handed < todo.size()) {
+      w.send(rank, kWork, std::make_pair(handed, todo[handed]));
+      ++handed;
+    } else {
+      w.send(rank, kStop);
     }
-    while (received < todo.size()) {
-      std::pair<std::size_t, std::string> row;
-      const boost::mpi::status s = world.recv(boost::mpi::any_source, kRow, row);
-      rows[row.first] = std::move(row.second);
-      ++received;
-      if (handed < todo.size()) {
-        world.send(s.source(), kWork, handed++);
-      } else {
-        world.send(s.source(), kStop);
-      }
-      while (next < rows.size() && rows[next]) {
-        output.write(todo[next], *rows[next]);
-        rows[next].reset();
-        ++next;
-      }
-    }
-    output.finish();
-  } else {
-    for (;;) {
-      const boost::mpi::status s = world.probe(0, boost::mpi::any_tag);
-      if (s.tag() == kStop) {
-        world.recv(0, kStop);
-        break;
-      }
-      std::size_t k = 0;
-      world.recv(0, kWork, k);
-      world.send(0, kRow, std::make_pair(k, render_row(job, evaluate_point(job, todo[k]))));
+  };
+  for (int r = 1; r < w.size(); ++r) hand_out(r);
+  while (received < todo.size()) {
+    std::pair<std::size_t, std::string> row;
+    const boost::mpi::status s = w.recv(boost::mpi::any_source, kRow, row);
+    rows[row.first] = std::move(row.second);
+    ++received;
+    hand_out(s.source());
+    while (next < rows.size() && rows[next]) {
+      output.write(todo[next], *rows[next]);
+      rows[next].reset();
+      ++next;
     }
   }
-  return true;
-#else
-  (void)job;
-  (void)todo;
-  (void)output;
-  return false;
-#endif
+  output.finish();
 }
+
+void SweepMpi::work(const SweepJob& job) {
+  boost::mpi::communicator& w = state_->world;
+  for (;;) {
+    const boost::mpi::status s = w.probe(0, boost::mpi::any_tag);
+    if (s.tag() == kStop) {
+      w.recv(0, kStop);
+      return;
+    }
+    std::pair<std::size_t, std::size_t> work;  // (position in rank 0's list, point index)
+    w.recv(0, kWork, work);
+    w.send(0, kRow, std::make_pair(work.first, render_row(job, evaluate_point(job, work.second))));
+  }
+}
+#else
+struct SweepMpi::State {};
+SweepMpi::SweepMpi() = default;
+SweepMpi::~SweepMpi() = default;
+void SweepMpi::coordinate(const SweepJob&, const std::vector<std::size_t>&, SweepOutput&) {}
+void SweepMpi::work(const SweepJob&) {}
+#endif
 
 }  // namespace trainsim::cli

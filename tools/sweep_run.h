@@ -78,9 +78,24 @@ class SweepOutput {
   std::set<std::size_t> done_;
 };
 
-// Under mpirun with more than one rank: rank 0 hands out points and writes rows in index order,
-// the others simulate. Returns false (nothing done) when not under MPI or with one rank.
-bool run_sweep_over_mpi(const SweepJob& job, const std::vector<std::size_t>& todo,
-                        SweepOutput& output);
+// A sweep over MPI ranks, under mpirun with more than one rank; inactive otherwise (a plain run
+// never initialises MPI). MPI is finalised when this goes out of scope.
+class SweepMpi {
+ public:
+  SweepMpi();
+  ~SweepMpi();
+  SweepMpi(const SweepMpi&) = delete;
+  SweepMpi& operator=(const SweepMpi&) = delete;
+  int rank() const { return rank_; }  // -1: not distributed
+  // Rank 0: hands the points out to the other ranks and writes the rows in index order.
+  void coordinate(const SweepJob& job, const std::vector<std::size_t>& todo, SweepOutput& output);
+  // The other ranks: simulate the points rank 0 sends until it says stop; they touch no file.
+  void work(const SweepJob& job);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  int rank_ = -1;
+};
 
 }  // namespace trainsim::cli
