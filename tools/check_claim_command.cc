@@ -2,6 +2,7 @@
 // trainsim's prediction for a cluster, model and job; or two runs' throughput against their
 // time-to-quality.
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <optional>
 #include <sstream>
@@ -19,6 +20,16 @@ namespace trainsim::cli {
 namespace po = boost::program_options;
 
 namespace {
+
+// A plain positive number (all of the text), or nullopt.
+std::optional<double> plain_number(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(v > 0) || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
+}
 
 // A claim's verdict tolerance: trainsim's bar is within 10% of measurements.
 constexpr double kTolerance = 0.10;
@@ -53,7 +64,7 @@ models::TrainingRun parse_run(const std::string& text) {
     throw UsageError("check-claim: --run '" + text + "': expected THROUGHPUT:TIME[:GLOBAL_BATCH], e.g. 100000:10h");
   }
   models::TrainingRun run;
-  const auto throughput = models::parse_quantity(parts[0], models::Dimension::kBytes);
+  const auto throughput = plain_number(parts[0]);
   const auto seconds = models::parse_quantity(parts[1], models::Dimension::kTime);
   if (!throughput || *throughput <= 0) {
     throw UsageError("check-claim: --run '" + text + "': throughput '" + parts[0] +
@@ -66,7 +77,7 @@ models::TrainingRun parse_run(const std::string& text) {
   run.throughput = *throughput;
   run.seconds_to_target = *seconds;
   if (parts.size() == 3) {
-    const auto batch = models::parse_quantity(parts[2], models::Dimension::kBytes);
+    const auto batch = plain_number(parts[2]);
     if (!batch || *batch <= 0) {
       throw UsageError("check-claim: --run '" + text + "': global batch '" + parts[2] + "' is not positive");
     }
@@ -164,8 +175,9 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   c.baseline_nodes = vm["baseline-nodes"].as<int>();
   c.nodes = vm["nodes"].as<int>();
   if (c.baseline_nodes < 1 || c.nodes < 1) throw UsageError("check-claim: node counts must be positive");
-  if (c.nodes == c.baseline_nodes) {
-    throw UsageError("check-claim: --nodes must differ from --baseline-nodes");
+  if (c.nodes <= c.baseline_nodes) {
+    throw UsageError("check-claim: --nodes must exceed --baseline-nodes (a speedup from adding "
+                     "nodes)");
   }
   if (vm.count("speedup")) {
     if (vm.count("throughput") || vm.count("baseline-throughput")) {
@@ -197,10 +209,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
       models::run_scaling_study(inputs.cluster, inputs.workload, nodes, study_options);
   const models::ScalingPoint& base = study.points.front();
   const models::ScalingPoint& at = study.points.back();
-  // The study's baseline is the smaller node count; express everything as claimed (N vs base).
-  const bool forward = c.nodes > c.baseline_nodes;
-  const models::ScalingPoint& claimed_point = forward ? at : base;
-  const models::ScalingPoint& baseline_point = forward ? base : at;
+  const models::ScalingPoint& claimed_point = at;
+  const models::ScalingPoint& baseline_point = base;
   const double predicted = claimed_point.throughput / baseline_point.throughput;
   auto bound_throughput = [](const models::ScalingPoint& p) {
     // Communication entirely hidden behind compute; ranks still wait for the slowest, as the

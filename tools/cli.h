@@ -69,6 +69,10 @@ SimulationInputs load_simulation_inputs(const boost::program_options::variables_
 struct ConfigFiles {
   std::string cluster, model, job;
 };
+// The shipped configs used when neither the command line nor the job names one.
+std::string default_cluster_file();
+std::string default_model_file();
+
 // `load_model` (optional) loads a model file with settings, e.g. from a cache.
 using ModelLoader = std::function<models::ModelSpec(const std::string& path,
                                                     const std::vector<models::YamlSetting>&)>;

@@ -32,7 +32,10 @@ po::options_description plan_options() {
      "hours to reach the target quality (needs the model's convergence or dataset size)")
     ("price-per-node-hour", po::value<std::vector<double>>(),
      "price of one node for an hour, per --cluster in the same order (or one for all)")
-    ("max-nodes", po::value<int>(), "largest node count to consider (default: the cluster's)");
+    ("max-nodes", po::value<int>(), "largest node count to consider (default: the cluster's)")
+    ("scan", "try every node count up to --max-nodes instead of doubling and bisecting (for "
+     "results that do not improve steadily with nodes, e.g. time-to-quality past the critical "
+     "batch)");
   // clang-format on
   add_study_options(o);
   return o;
@@ -63,7 +66,8 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
            "                     [--price-per-node-hour P ...] [--max-nodes N]\n\n"
            "Finds, for each cluster, the smallest node count whose predicted throughput reaches\n"
            "the target (or whose time-to-quality meets the deadline): node counts double until\n"
-           "one does, then a binary search between the last two. With prices, names the cheapest\n"
+           "one does, then a binary search between the last two, which assumes more nodes never\n"
+           "hurt; --scan tries every count instead. With prices, names the cheapest\n"
            "option: the lowest cost per hour for a throughput target, the lowest total cost to\n"
            "the target quality for a deadline. Prints every prediction it used.\n\n"
         << options << "\nExit status: 0 success (also when nothing meets the target), 2 bad input.\n";
@@ -139,13 +143,20 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     int low = 0;  // largest count known to miss
     int high = 0;
-    for (int n = 1;; n = std::min(n * 2, max_nodes)) {
-      if (evaluate(n).meets) {
-        high = n;
-        break;
+    if (vm.count("scan")) {
+      for (int n = 1; n <= max_nodes && high == 0; ++n) {
+        if (evaluate(n).meets) high = n;
       }
-      low = n;
-      if (n == max_nodes) break;
+      low = high - 1;
+    } else {
+      for (int n = 1;; n = std::min(n * 2, max_nodes)) {
+        if (evaluate(n).meets) {
+          high = n;
+          break;
+        }
+        low = n;
+        if (n == max_nodes) break;
+      }
     }
     if (high > 0) {
       while (high - low > 1) {
@@ -158,7 +169,8 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       }
       plan.smallest = high;
     } else {
-      plan.note = "no node count up to " + std::to_string(max_nodes) + " meets the target";
+      plan.note = std::string(vm.count("scan") ? "no node count" : "none of the node counts tried") +
+                  " up to " + std::to_string(max_nodes) + " meets the target";
     }
     std::vector<models::ScalingPoint> points;
     for (const auto& [n, row] : evaluated) {
@@ -170,6 +182,10 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     plans.push_back(std::move(plan));
   }
 
+  if (!vm.count("scan")) {
+    out << "(node counts tried by doubling, then bisecting: assumes more nodes never hurt; "
+           "--scan tries every count)\n";
+  }
   out << "target   "
       << (by_throughput ? printf_string("%.6g examples/s", goal)
                         : printf_string("time-to-quality within %.4g h", goal / 3600.0))

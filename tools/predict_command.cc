@@ -156,6 +156,9 @@ SimulationInputs load_simulation_inputs(const po::variables_map& vm,
   return in;
 }
 
+std::string default_cluster_file() { return kDefaultCluster; }
+std::string default_model_file() { return kDefaultModel; }
+
 SimulationInputs load_configs(const ConfigFiles& files,
                               const std::vector<models::ConfigOverride>& overrides,
                               const ModelLoader& load_model) {

@@ -127,9 +127,13 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       std::getline(lines, line);
       std::vector<std::string> axes;
       std::vector<json> rows;
-      if (line[0] == '#') {
-        std::istringstream words(line.substr(17));
-        words >> r.title;
+      const bool csv = line[0] == '#';
+      const json header = json::parse(csv ? line.substr(line.find('{')) : line);
+      r.title = header.value("trainsim_sweep", std::string());
+      r.version = header.value("version", std::string());
+      r.baseline_nodes = header.value("baseline_nodes", 1);
+      if (header.contains("file")) r.config_files.push_back(header["file"]);
+      if (csv) {
         std::getline(lines, line);
         const auto columns = csv_fields(line);
         for (std::size_t i = 1; i < columns.size() && columns[i] != "gpus"; ++i) axes.push_back(columns[i]);
@@ -137,11 +141,6 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
           if (!line.empty()) rows.push_back(csv_row(columns, csv_fields(line), axes));
         }
       } else {
-        const json header = json::parse(line);
-        r.title = header.value("trainsim_sweep", std::string());
-        r.version = header.value("version", std::string());
-        r.baseline_nodes = header.value("baseline_nodes", 1);
-        if (header.contains("file")) r.config_files.push_back(header["file"]);
         for (const auto& a : header["axes"]) axes.push_back(a);
         while (std::getline(lines, line)) {
           if (!line.empty()) rows.push_back(json::parse(line));

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/config/job_config.h"
 #include "tools/cli.h"
 #include "tools/report_format.h"
 #include "tools/version.h"
@@ -43,12 +44,9 @@ std::string csv_field(const std::string& s) {
 const char* const kBreakdownColumns[] = {"compute_s", "communication_stall_s", "load_imbalance_s",
                                          "input_stall_s", "checkpoint_s"};
 
+// The first line of the output: which sweep (JSON; behind "# trainsim sweep " in CSV).
 std::string header_line(const SweepJob& job) {
   const auto& s = job.spec;
-  if (job.format == SweepFormat::kCsv) {
-    return "# trainsim sweep " + s.name + " signature " + hex(job.signature) + " points " +
-           std::to_string(s.point_count());
-  }
   nlohmann::ordered_json h;
   h["trainsim_sweep"] = s.name;
   h["signature"] = hex(job.signature);
@@ -59,7 +57,7 @@ std::string header_line(const SweepJob& job) {
   h["baseline_nodes"] = s.baseline_nodes;
   auto& axes = h["axes"] = nlohmann::ordered_json::array();
   for (const auto& a : s.axes) axes.push_back(a.key);
-  return h.dump();
+  return (job.format == SweepFormat::kCsv ? "# trainsim sweep " : "") + h.dump();
 }
 
 std::string column_line(const SweepJob& job) {
@@ -139,8 +137,45 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
   } else {
     throw UsageError("--format must be csv or jsonl, not '" + format + "'");
   }
-  // What the rows depend on: the sweep file, the settings and the simulation options.
-  std::string basis = std::to_string(job.spec.signature) + "|" + job.network;
+  // What the rows depend on: the sweep file, the config files it reads, the settings, the
+  // simulation options and the trainsim version.
+  std::string basis = std::to_string(job.spec.signature) + "|" + job.network + "|" +
+                      kTrainsimVersion;
+  {
+    std::set<std::string> files;
+    std::vector<std::string> jobs;
+    auto add = [&](const std::string& f) {
+      if (!f.empty()) files.insert(resolve_config_path(f));
+    };
+    add(job.spec.cluster);
+    add(job.spec.model);
+    add(job.spec.job);
+    if (!job.spec.job.empty()) jobs.push_back(job.spec.job);
+    for (const auto& axis : job.spec.axes) {
+      if (axis.key != "cluster" && axis.key != "model" && axis.key != "job") continue;
+      for (const auto& v : axis.values) {
+        add(v);
+        if (axis.key == "job") jobs.push_back(v);
+      }
+    }
+    for (const std::string& j : jobs) {
+      try {
+        const models::JobSpec spec = models::load_job_spec(resolve_config_path(j));
+        add(spec.cluster);
+        add(spec.model);
+      } catch (const models::ConfigError&) {
+        // validate_sweep reports it.
+      }
+    }
+    add(default_cluster_file());
+    add(default_model_file());
+    for (const std::string& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      basis += "|" + text.str();  // contents only: the same from any working directory
+    }
+  }
   for (const auto& o : job.settings) basis += "|" + o.key() + "=" + o.value;
   const auto& sim = job.study.simulation;
   basis += "|" + std::to_string(sim.steps) + "|" + std::to_string(sim.warmup_steps) + "|" +
@@ -232,7 +267,7 @@ SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
   } catch (const models::ConfigError& e) {
     r.error = e.what();
     r.point.reset();
-  } catch (const UsageError& e) {
+  } catch (const std::exception& e) {  // e.g. a UsageError (more nodes than the cluster has)
     r.error = e.what();
     r.point.reset();
   }
@@ -304,7 +339,18 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
     std::ifstream in(path_, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string first = text.substr(0, text.find('\n'));
-    if (first != header) {
+    // Same sweep: same format and signature (the recorded file path may differ by directory).
+    bool same = false;
+    const bool csv_header = first.rfind("# trainsim sweep {", 0) == 0;
+    if (csv_header == (job.format == SweepFormat::kCsv)) {
+      try {
+        const auto h = nlohmann::json::parse(csv_header ? first.substr(17) : first);
+        same = h.value("signature", std::string()) == hex(job.signature);
+      } catch (const nlohmann::json::exception&) {
+        same = false;
+      }
+    }
+    if (!same) {
       const bool ours = first.find("trainsim sweep") != std::string::npos ||
                         first.find("trainsim_sweep") != std::string::npos;
       throw models::ConfigError(
@@ -321,17 +367,38 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
     }
     std::istringstream lines(text);
     std::string line;
-    std::getline(lines, line);                                 // header
-    if (job.format == SweepFormat::kCsv) std::getline(lines, line);  // columns
+    std::getline(lines, line);  // header
+    int number = 1;
+    bool columns_missing = false;
+    if (job.format == SweepFormat::kCsv) {
+      ++number;
+      if (!std::getline(lines, line)) {
+        columns_missing = true;  // cut off before the column line
+      } else if (line != column_line(job)) {
+        throw models::ConfigError(path_, number, 1, "",
+                                  "the column line does not match this sweep's: refusing to mix");
+      }
+    }
     while (std::getline(lines, line)) {
+      ++number;
       if (line.empty()) continue;
-      if (job.format == SweepFormat::kCsv) {
-        done_.insert(std::stoull(line.substr(0, line.find(','))));
-      } else {
-        done_.insert(nlohmann::json::parse(line)["index"].get<std::size_t>());
+      try {
+        if (job.format == SweepFormat::kCsv) {
+          std::size_t used = 0;
+          const std::string field = line.substr(0, line.find(','));
+          const std::size_t index = std::stoull(field, &used);
+          if (used != field.size()) throw std::invalid_argument("index");
+          done_.insert(index);
+        } else {
+          done_.insert(nlohmann::json::parse(line).at("index").get<std::size_t>());
+        }
+      } catch (const std::exception&) {
+        throw models::ConfigError(path_, number, 1, "",
+                                  "not a row of this sweep (corrupt?): refusing to resume into it");
       }
     }
     file_.open(path_, std::ios::binary | std::ios::app);
+    if (file_ && columns_missing) file_ << column_line(job) << "\n";
   } else {
     file_.open(path_, std::ios::binary | std::ios::trunc);
     if (file_) {

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
 namespace trainsim::models {
 
 std::string ConfigOverride::key() const {
@@ -12,6 +14,11 @@ std::string ConfigOverride::key() const {
 
 ConfigOverride make_override(const std::string& key, const std::string& value,
                              const SourceLocation& origin) {
+  try {
+    (void)YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(origin, key + "=" + value + ": the value is not valid YAML: " + e.msg);
+  }
   ConfigOverride o;
   o.origin = origin;
   o.value = value;

@@ -21,7 +21,7 @@ std::size_t SweepSpec::point_count() const {
   if (axes.empty()) return 0;
   if (zip) return axes.front().values.size();
   std::size_t n = 1;
-  for (const SweepAxis& a : axes) n *= a.values.size();
+  for (const SweepAxis& a : axes) n *= a.values.size();  // bounded when loaded
   return n;
 }
 
@@ -170,6 +170,11 @@ SweepSpec load_sweep_spec(const std::string& path) {
   bool has_nodes = false;
   for (const SweepAxis& a : s.axes) has_nodes = has_nodes || a.key == "nodes";
   if (!has_nodes) map.fail_missing("axes", "a sweep needs a nodes axis (key: nodes)");
+  if (!s.zip) {
+    double points = 1;
+    for (const SweepAxis& a : s.axes) points *= static_cast<double>(a.values.size());
+    if (points > 1e9) axes.fail("the grid has more than a billion points");
+  }
   if (s.zip) {
     for (const SweepAxis& a : s.axes) {
       if (a.values.size() != s.axes.front().values.size()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 namespace trainsim::models {
 
@@ -20,6 +22,12 @@ double daly_interval(double checkpoint_seconds, double mtbf_seconds) {
 double daly_wall_time_ratio(double interval_seconds, double checkpoint_seconds,
                             double restart_seconds, double mtbf_seconds) {
   const double tau = interval_seconds;
+  if (tau <= 0.0) {
+    // Checkpointing continuously: free only when a checkpoint costs nothing; then a failure
+    // costs only the restart.
+    if (checkpoint_seconds > 0.0) return std::numeric_limits<double>::infinity();
+    return mtbf_seconds > 0.0 ? std::exp(restart_seconds / mtbf_seconds) : 1.0;
+  }
   if (mtbf_seconds <= 0.0) return (tau + checkpoint_seconds) / tau;
   const double m = mtbf_seconds;
   // expm1 keeps precision when the interval is tiny against the MTBF.
@@ -88,6 +96,13 @@ CheckpointCost checkpoint_cost(const CheckpointInputs& in) {
   c.overhead = daly_wall_time_ratio(c.interval_seconds, c.pause_seconds, restart,
                                     c.cluster_mtbf_seconds) -
                1.0;
+  if (!(c.overhead < 1e6)) {
+    std::ostringstream why;
+    why << "the job would practically never finish: checkpoints every " << c.interval_seconds
+        << " s with a cluster MTBF of " << c.cluster_mtbf_seconds
+        << " s lose nearly all work to failures; checkpoint more often";
+    throw ConfigError(in.checkpoint.location, why.str());
+  }
   return c;
 }
 

@@ -35,8 +35,9 @@ double min_examples_for(const ConvergenceSpec& c, double target, const SourceLoc
   }
   if (beyond(first, target)) {
     throw ConfigError(where, "target " + c.metric + " " + text(target) +
-                                 " is below the convergence curve's first point (" + text(first) +
-                                 "); add a point at or below it");
+                                 " comes before the convergence curve's first point (" +
+                                 text(first) + " after " + text(curve.front().min_examples) +
+                                 " examples); add a point that reaches it");
   }
   for (std::size_t i = 0; i + 1 < curve.size(); ++i) {
     const QualityPoint& a = curve[i];

@@ -135,6 +135,9 @@ QualityTarget resolve_quality_target(const Workload& w,
   t.metric = c.metric;
   t.critical_batch = c.critical_batch;
   if (!c.configured) {
+    const char* const why = "a target quality needs the model's convergence section (curve)";
+    if (target_quality) throw ConfigError(SourceLocation{"--target", 0, 0, "target"}, why);
+    if (w.job && w.job->target_quality) throw ConfigError(w.job->target_location, why);
     // Default: no batch penalty; one epoch to the target when the dataset size is known.
     t.default_model = true;
     if (dataset_of(w).examples > 0) t.min_examples = dataset_of(w).examples;

@@ -157,7 +157,7 @@ std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint6
   std::vector<double> mass_of(shards, 0.0);
   const double head = std::min(exact_head, rows_);
   const Rows p = head_probabilities(static_cast<std::size_t>(head));
-  for (std::size_t k = 0; static_cast<double>(k) < head; ++k)
+  for (std::size_t k = 0; k < p->size() && static_cast<double>(k) < head; ++k)
     mass_of[shard_of(static_cast<double>(k + 1), shards, salt)] += (*p)[k];
   const double tail = mass(head + 1, rows_);
   for (double& m : mass_of) m += tail / shards;
