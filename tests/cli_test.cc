@@ -555,7 +555,6 @@ TEST(RecsysCliTest, BadJobsAndModelsNameFileLineAndKey) {
       << r.err;
 }
 
-
 // --- Beyond the step: check-claim, strong and weak scaling, input stalls, checkpoints ---
 
 TEST(CheckClaimTest, TheMeasurementNotesExamples) {
@@ -566,8 +565,8 @@ TEST(CheckClaimTest, TheMeasurementNotesExamples) {
       << r.out;
   r = run({"check-claim", "--nodes", "4", "--speedup", "1.21"});
   EXPECT_NE(r.out.find("efficiency 30.25%"), std::string::npos) << r.out;
-  r = run({"check-claim", "--nodes", "8", "--baseline-throughput", "100000", "--throughput",
-           "750000"});
+  r = run(
+      {"check-claim", "--nodes", "8", "--baseline-throughput", "100000", "--throughput", "750000"});
   EXPECT_NE(r.out.find("speedup 7.50x, efficiency 93.75%"), std::string::npos) << r.out;
   r = run({"check-claim", "--run", "100000:10h", "--run", "200000:8h"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -579,16 +578,16 @@ TEST(CheckClaimTest, TheMeasurementNotesExamples) {
 TEST(CheckClaimTest, VerdictsAgainstThePrediction) {
   const std::string job = kSourceDir + "/configs/jobs/foundation-baseline.yaml";
   // The poorly scaling job cannot give 3.9x on 4 nodes even with all communication hidden.
-  Result r = run({"check-claim", "--nodes", "4", "--speedup", "3.9", "--job", job, "--network",
-                  "analytic"});
+  Result r = run(
+      {"check-claim", "--nodes", "4", "--speedup", "3.9", "--job", job, "--network", "analytic"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("verdict   optimistic"), std::string::npos) << r.out;
   // Its own predicted speedup is plausible; far below it is pessimistic.
-  r = run({"check-claim", "--nodes", "4", "--speedup", "1.5", "--job", job, "--network",
-           "analytic"});
+  r = run(
+      {"check-claim", "--nodes", "4", "--speedup", "1.5", "--job", job, "--network", "analytic"});
   EXPECT_NE(r.out.find("verdict   plausible"), std::string::npos) << r.out;
-  r = run({"check-claim", "--nodes", "4", "--speedup", "1.0", "--job", job, "--network",
-           "analytic"});
+  r = run(
+      {"check-claim", "--nodes", "4", "--speedup", "1.0", "--job", job, "--network", "analytic"});
   EXPECT_NE(r.out.find("verdict   pessimistic"), std::string::npos) << r.out;
   // Beyond linear is optimistic whatever the cluster.
   r = run({"check-claim", "--nodes", "4", "--speedup", "4.2", "--job",
@@ -662,8 +661,7 @@ TEST(BeyondTheStepCliTest, SharedFilesystemBecomesTheBottleneck) {
       "job.yaml",
       "name: io\nbatch_per_gpu: 1024\ndataloader: {bytes_per_example: 10 KB, workers_per_gpu: "
       "8}\n");
-  const auto doc =
-      predict_json({"--cluster", cluster_path, "--job", job, "--nodes", "1,2,4,16"});
+  const auto doc = predict_json({"--cluster", cluster_path, "--job", job, "--nodes", "1,2,4,16"});
   const auto& points = doc["points"];
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(points[i]["breakdown_s"]["input_stall"].get<double>(), 0.0) << i;
@@ -679,8 +677,8 @@ TEST(BeyondTheStepCliTest, SharedFilesystemBecomesTheBottleneck) {
 }
 
 TEST(BeyondTheStepCliTest, CheckpointOverheadIsFoldedIntoThroughput) {
-  const auto doc = predict_json(
-      {"--job", kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1,64"});
+  const auto doc =
+      predict_json({"--job", kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1,64"});
   for (const auto& p : doc["points"]) {
     const double step = p["step_time_s"].get<double>();
     const double overhead = p["checkpoint"]["overhead"].get<double>();
@@ -689,7 +687,8 @@ TEST(BeyondTheStepCliTest, CheckpointOverheadIsFoldedIntoThroughput) {
     EXPECT_NEAR(p["breakdown_s"]["checkpoint"].get<double>(), step * overhead / (1 + overhead),
                 1e-9);
     EXPECT_NEAR(p["throughput_examples_per_s"].get<double>(),
-                p["global_batch"].get<double>() / step, 1e-6 * p["throughput_examples_per_s"].get<double>());
+                p["global_batch"].get<double>() / step,
+                1e-6 * p["throughput_examples_per_s"].get<double>());
     // Cluster MTBF = node MTBF (6335 h) / nodes.
     EXPECT_NEAR(p["checkpoint"]["cluster_mtbf_s"].get<double>(),
                 6335.0 * 3600 / p["nodes"].get<int>(), 1e-6);
@@ -720,7 +719,6 @@ TEST(BeyondTheStepCliTest, BadInputNamesFileLineAndKey) {
   EXPECT_NE(r.err.find("cannot reach AUC 0.81: the best it knows is 0.80275"), std::string::npos)
       << r.err;
 }
-
 
 // --- Sweeps and --set ---
 
@@ -820,7 +818,8 @@ TEST(SweepTest, ResumeSkipsDoneRowsAndRefusesAnotherSweep) {
   EXPECT_NE(page.out.find("speedup over 1 node(s)"), std::string::npos);
   // Another sweep (a --set changes every row) into the same file: refused, file untouched.
   const std::string before = read_file(whole);
-  const Result other = run({"sweep", kSmallSweep, "--set", "cluster.nic.efficiency=0.9", "-o", whole});
+  const Result other =
+      run({"sweep", kSmallSweep, "--set", "cluster.nic.efficiency=0.9", "-o", whole});
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.err.find("different sweep"), std::string::npos) << other.err;
   EXPECT_EQ(read_file(whole), before);
@@ -840,15 +839,17 @@ TEST(SweepTest, BadSweepFiles) {
     EXPECT_FALSE(fs::exists(output)) << text;
   };
   // A key that does not exist: the axis's line, and the keys that do.
-  expect_error(head + "axes:\n  - {key: nodes, values: [1]}\n  - {key: cluster.nic.bandwdth, "
-                      "values: [100 Gb/s]}\n",
+  expect_error(head +
+                   "axes:\n  - {key: nodes, values: [1]}\n  - {key: cluster.nic.bandwdth, "
+                   "values: [100 Gb/s]}\n",
                "6:5", "did you mean 'bandwidth'? (expected one of: bandwidth, count");
   expect_error(head + "axes:\n  - key: nodes\n    range: {from: 8, to: 1, times: 2}\n", "6:26",
                "the range is empty");
   expect_error(head + "axes:\n  - {key: nodes, values: []}\n", "5:26", "the list is empty");
   expect_error(head + "axes:\n  - {key: gpu.peak, values: [1]}\n", "5:11", "not a sweep key");
-  expect_error(head + "combine: zip\naxes:\n  - {key: nodes, values: [1, 2]}\n  - {key: "
-                      "cluster.nic.count, values: [1]}\n",
+  expect_error(head +
+                   "combine: zip\naxes:\n  - {key: nodes, values: [1, 2]}\n  - {key: "
+                   "cluster.nic.count, values: [1]}\n",
                "7:5", "zipped axes need the same number of values");
   expect_error(head + "axes:\n  - {key: cluster.nic.count, values: [1]}\n", "1:1",
                "a sweep needs a nodes axis");
@@ -894,7 +895,6 @@ TEST(SetTest, PredictTakesSettings) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("needs the model's convergence section"), std::string::npos) << r.err;
 }
-
 
 // --- Capacity planning ---
 

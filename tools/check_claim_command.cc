@@ -2,8 +2,8 @@
 // trainsim's prediction for a cluster, model and job; or two runs' throughput against their
 // time-to-quality.
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 
@@ -61,7 +61,8 @@ models::TrainingRun parse_run(const std::string& text) {
   std::stringstream ss(text);
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
   if (parts.size() < 2 || parts.size() > 3) {
-    throw UsageError("check-claim: --run '" + text + "': expected THROUGHPUT:TIME[:GLOBAL_BATCH], e.g. 100000:10h");
+    throw UsageError("check-claim: --run '" + text +
+                     "': expected THROUGHPUT:TIME[:GLOBAL_BATCH], e.g. 100000:10h");
   }
   models::TrainingRun run;
   const auto throughput = plain_number(parts[0]);
@@ -79,7 +80,8 @@ models::TrainingRun parse_run(const std::string& text) {
   if (parts.size() == 3) {
     const auto batch = plain_number(parts[2]);
     if (!batch || *batch <= 0) {
-      throw UsageError("check-claim: --run '" + text + "': global batch '" + parts[2] + "' is not positive");
+      throw UsageError("check-claim: --run '" + text + "': global batch '" + parts[2] +
+                       "' is not positive");
     }
     run.global_batch = *batch;
   }
@@ -102,7 +104,8 @@ void compare_two_runs(std::ostream& out, const models::TrainingRun& a,
   describe("B", b);
   out << "\nthroughput      B / A = " << printf_string("%.2fx", c.throughput_ratio)
       << "\ntime-to-quality A / B = " << printf_string("%.2fx", c.time_to_quality_ratio)
-      << " (B reaches the target " << printf_string("%.2fx", c.time_to_quality_ratio) << " sooner)\n\nwhy: ";
+      << " (B reaches the target " << printf_string("%.2fx", c.time_to_quality_ratio)
+      << " sooner)\n\nwhy: ";
   if (std::abs(c.examples_ratio - 1.0) < 0.01) {
     out << "both runs needed the same examples to reach the target, so time-to-quality follows "
            "throughput.\n";
@@ -121,10 +124,11 @@ void compare_two_runs(std::ostream& out, const models::TrainingRun& a,
     if (c.fit) {
       out << "\ncritical-batch model fitted to the two runs (E = E_min (1 + B / B_noise)):\n"
              "  E_min = "
-          << printf_string("%.4g", c.fit->min_examples) << " examples, B_noise = "
-          << printf_string("%.6g", c.fit->critical_batch)
+          << printf_string("%.4g", c.fit->min_examples)
+          << " examples, B_noise = " << printf_string("%.6g", c.fit->critical_batch)
           << " examples\nfor the model's YAML:\nconvergence:\n  critical_batch: "
-          << printf_string("%.6g", c.fit->critical_batch) << "\n  curve:\n    - {quality: TARGET, examples: "
+          << printf_string("%.6g", c.fit->critical_batch)
+          << "\n  curve:\n    - {quality: TARGET, examples: "
           << printf_string("%.6g", c.fit->min_examples) << "}\n";
     } else {
       out << "\nthe two runs do not fit the critical-batch model (the larger batch must need more "
@@ -141,11 +145,14 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   if (vm.count("help")) {
     out << "usage: trainsim check-claim --nodes N --speedup S [--baseline-nodes B] [--job FILE]\n"
            "       trainsim check-claim --nodes N --baseline-throughput X --throughput Y ...\n"
-           "       trainsim check-claim --run THROUGHPUT:TIME[:BATCH] --run THROUGHPUT:TIME[:BATCH]\n\n"
+           "       trainsim check-claim --run THROUGHPUT:TIME[:BATCH] --run "
+           "THROUGHPUT:TIME[:BATCH]\n\n"
            "Checks a reported scaling result. Prints the claim's speedup = throughput(N) /\n"
            "throughput(baseline), efficiency = speedup / (N / N_baseline) and the ideal (linear)\n"
-           "speedup. Given a cluster, model or job, trainsim predicts the same two node counts and\n"
-           "gives its speedup, the step breakdown, the bound (every transfer hidden behind compute)\n"
+           "speedup. Given a cluster, model or job, trainsim predicts the same two node counts "
+           "and\n"
+           "gives its speedup, the step breakdown, the bound (every transfer hidden behind "
+           "compute)\n"
            "and a verdict: plausible, optimistic (beyond what the cluster allows)\n"
            "or pessimistic (a bottleneck the cluster should not have), with a 10% tolerance.\n"
            "With two --run, compares throughput with time-to-quality and says why they differ.\n\n"
@@ -156,7 +163,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   const bool claim = vm.count("speedup") || vm.count("throughput") ||
                      vm.count("baseline-throughput") || vm.count("nodes");
   if (runs) {
-    if (claim) throw UsageError("check-claim: give either --run twice or a speedup claim, not both");
+    if (claim)
+      throw UsageError("check-claim: give either --run twice or a speedup claim, not both");
     const auto& texts = vm["run"].as<std::vector<std::string>>();
     if (texts.size() != 2) throw UsageError("check-claim: --run needs exactly two runs (A and B)");
     compare_two_runs(out, parse_run(texts[0]), parse_run(texts[1]));
@@ -168,16 +176,19 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
         "Y), or two --run");
   }
   if (!vm.count("nodes")) {
-    throw UsageError("check-claim: a claimed speedup needs the node counts: --nodes N (and "
-                     "--baseline-nodes, default 1)");
+    throw UsageError(
+        "check-claim: a claimed speedup needs the node counts: --nodes N (and "
+        "--baseline-nodes, default 1)");
   }
   models::ScalingClaim c;
   c.baseline_nodes = vm["baseline-nodes"].as<int>();
   c.nodes = vm["nodes"].as<int>();
-  if (c.baseline_nodes < 1 || c.nodes < 1) throw UsageError("check-claim: node counts must be positive");
+  if (c.baseline_nodes < 1 || c.nodes < 1)
+    throw UsageError("check-claim: node counts must be positive");
   if (c.nodes <= c.baseline_nodes) {
-    throw UsageError("check-claim: --nodes must exceed --baseline-nodes (a speedup from adding "
-                     "nodes)");
+    throw UsageError(
+        "check-claim: --nodes must exceed --baseline-nodes (a speedup from adding "
+        "nodes)");
   }
   if (vm.count("speedup")) {
     if (vm.count("throughput") || vm.count("baseline-throughput")) {
@@ -198,7 +209,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   }
   out << "claim     " << c.nodes << " nodes vs " << c.baseline_nodes
       << (c.baseline_nodes == 1 ? " node" : " nodes") << ": speedup "
-      << printf_string("%.2fx", c.speedup) << ", efficiency " << printf_string("%.2f%%", 100.0 * c.efficiency())
+      << printf_string("%.2fx", c.speedup) << ", efficiency "
+      << printf_string("%.2f%%", 100.0 * c.efficiency())
       << " of ideal (linear scaling: " << printf_string("%.2fx", c.ideal()) << ")\n";
   if (!vm.count("cluster") && !vm.count("model") && !vm.count("job")) return kExitOk;
 
@@ -226,8 +238,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
   const models::StepBreakdown& b = claimed_point.breakdown;
   out << "trainsim  " << inputs.cluster.name << ", " << models::model_name(inputs.workload.model)
       << (inputs.workload.job ? ", job " + inputs.workload.job->name : "") << "; "
-      << (study.batch.strong ? "strong" : "weak") << " scaling, "
-      << vm["network"].as<std::string>() << " network model\n"
+      << (study.batch.strong ? "strong" : "weak") << " scaling, " << vm["network"].as<std::string>()
+      << " network model\n"
       << "          predicted speedup " << printf_string("%.2fx", predicted) << ", efficiency "
       << printf_string("%.1f%%", 100.0 * predicted / c.ideal()) << "\n"
       << "          at " << c.nodes << " nodes, ms per step: step " << ms(claimed_point.step_time)
@@ -254,16 +266,18 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
             << "x the hardware is beyond linear scaling: only a slower baseline or per-GPU work "
                "that shrank (strong scaling into caches) gives that\n";
       } else {
-        out << printf_string("%.2fx", c.speedup) << " is beyond the " << printf_string("%.2fx", bound)
+        out << printf_string("%.2fx", c.speedup) << " is beyond the "
+            << printf_string("%.2fx", bound)
             << " this cluster allows even with every transfer hidden behind compute; unless the "
                "baseline ran slower than predicted, the claim is too good for this fabric\n";
       }
       break;
     case models::Verdict::kPessimistic: {
-      const double implied = claimed_point.global_batch /
-                             (c.speedup * baseline_point.throughput);  // s per step
-      out << printf_string("%.2fx", c.speedup) << " is below the predicted " << printf_string("%.2fx", predicted)
-          << ": the run lost about " << printf_string("%.3f", (implied - to_seconds(claimed_point.step_time)) * 1e3)
+      const double implied =
+          claimed_point.global_batch / (c.speedup * baseline_point.throughput);  // s per step
+      out << printf_string("%.2fx", c.speedup) << " is below the predicted "
+          << printf_string("%.2fx", predicted) << ": the run lost about "
+          << printf_string("%.3f", (implied - to_seconds(claimed_point.step_time)) * 1e3)
           << " ms per step more than the model expects at " << c.nodes
           << " nodes. Look for a bottleneck this cluster should not have: input pipeline, "
              "stragglers, collectives not using every NIC or falling back to a slower "

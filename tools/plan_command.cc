@@ -70,7 +70,8 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
            "hurt; --scan tries every count instead. With prices, names the cheapest\n"
            "option: the lowest cost per hour for a throughput target, the lowest total cost to\n"
            "the target quality for a deadline. Prints every prediction it used.\n\n"
-        << options << "\nExit status: 0 success (also when nothing meets the target), 2 bad input.\n";
+        << options
+        << "\nExit status: 0 success (also when nothing meets the target), 2 bad input.\n";
     return kExitOk;
   }
   const bool by_throughput = vm.count("target-throughput") > 0;
@@ -78,8 +79,8 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (by_throughput == by_deadline) {
     throw UsageError("plan: give --target-throughput X or --deadline HOURS (one of them)");
   }
-  const double goal = by_throughput ? vm["target-throughput"].as<double>()
-                                    : vm["deadline"].as<double>() * 3600.0;
+  const double goal =
+      by_throughput ? vm["target-throughput"].as<double>() : vm["deadline"].as<double>() * 3600.0;
   if (!(goal > 0)) throw UsageError("plan: the target must be positive");
   std::vector<std::string> clusters;
   if (vm.count("cluster")) clusters = vm["cluster"].as<std::vector<std::string>>();
@@ -121,8 +122,9 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const models::QualityTarget target =
         models::resolve_quality_target(in.workload, study.target_quality);
     if (by_deadline && !target.min_examples) {
-      throw UsageError("plan: --deadline needs time-to-quality: the model has no convergence "
-                       "curve and no dataset.examples (configs/README.md)");
+      throw UsageError(
+          "plan: --deadline needs time-to-quality: the model has no convergence "
+          "curve and no dataset.examples (configs/README.md)");
     }
     std::map<int, Row> evaluated;
     auto evaluate = [&](int n) -> const Row& {
@@ -132,8 +134,8 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       row.nodes = n;
       row.point = models::simulate_point(in.cluster, in.workload, n, batch.at(n * gpn),
                                          study.simulation, &target);
-      row.meets = by_throughput ? row.point.throughput >= goal
-                                : row.point.time_to_quality_s <= goal;
+      row.meets =
+          by_throughput ? row.point.throughput >= goal : row.point.time_to_quality_s <= goal;
       return evaluated.emplace(n, row).first->second;
     };
     // Strong scaling cannot spread the global batch below one example per GPU.
@@ -169,8 +171,9 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       }
       plan.smallest = high;
     } else {
-      plan.note = std::string(vm.count("scan") ? "no node count" : "none of the node counts tried") +
-                  " up to " + std::to_string(max_nodes) + " meets the target";
+      plan.note =
+          std::string(vm.count("scan") ? "no node count" : "none of the node counts tried") +
+          " up to " + std::to_string(max_nodes) + " meets the target";
     }
     std::vector<models::ScalingPoint> points;
     for (const auto& [n, row] : evaluated) {
@@ -239,9 +242,8 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
   }
   if (best) {
-    out << "\ncheapest: " << plans[*best].name << " with " << *plans[*best].smallest
-        << " node(s), " << printf_string("%.2f", best_cost) << (by_throughput ? " per hour" : " in all")
-        << "\n";
+    out << "\ncheapest: " << plans[*best].name << " with " << *plans[*best].smallest << " node(s), "
+        << printf_string("%.2f", best_cost) << (by_throughput ? " per hour" : " in all") << "\n";
   }
   return kExitOk;
 }

@@ -12,7 +12,8 @@ namespace {
 // Colour-blind-safe palette (Okabe-Ito) for series, and one colour per breakdown part.
 const char* const kSeriesColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                       "#E69F00", "#56B4E9", "#F0E442", "#000000"};
-const char* const kPartNames[] = {"compute", "comm stall", "imbalance", "input stall", "checkpoint"};
+const char* const kPartNames[] = {"compute", "comm stall", "imbalance", "input stall",
+                                  "checkpoint"};
 const char* const kPartColours[] = {"#009E73", "#D55E00", "#E69F00", "#56B4E9", "#CC79A7"};
 
 std::string num(double v) {
@@ -76,12 +77,23 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -104,14 +116,16 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
   const double ideal_top = static_cast<double>(nodes.back()) / std::max(1, baseline_nodes);
   top_speedup = std::max(top_speedup, ideal_top) * 1.05;
 
-  const double width = 1000, legend_rows = static_cast<double>(std::min<std::size_t>(series.size(), 8));
+  const double width = 1000,
+               legend_rows = static_cast<double>(std::min<std::size_t>(series.size(), 8));
   const double height = 760 + 18 * legend_rows;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
-      << height << "\" viewBox=\"0 0 " << width << " " << height
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << " " << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << width / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" "
+      << "<text x=\"" << width / 2
+      << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" "
          "font-weight=\"bold\">"
       << xml_escape(title) << "</text>\n";
 
@@ -155,9 +169,7 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
 
   // Where the step goes, for the first series: a stacked bar per node count (share of the step).
   const Panel br{70, 420, 700, 260};
-  frame(out,
-        br,
-        "step breakdown" + (series.empty() ? std::string() : ": " + series.front().label),
+  frame(out, br, "step breakdown" + (series.empty() ? std::string() : ": " + series.front().label),
         "share of the step");
   y_ticks(out, br, 1.0, "%.0f%%", 100.0);
   if (!series.empty()) {
@@ -190,8 +202,8 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
   // Series legend (first 8), under the plots.
   for (std::size_t i = 0; i < series.size() && i < 8; ++i) {
     const double ly = 735 + 18 * static_cast<double>(i);
-    out << "<line x1=\"70\" y1=\"" << num(ly) << "\" x2=\"100\" y2=\"" << num(ly)
-        << "\" stroke=\"" << kSeriesColours[i] << "\" stroke-width=\"3\"/>\n";
+    out << "<line x1=\"70\" y1=\"" << num(ly) << "\" x2=\"100\" y2=\"" << num(ly) << "\" stroke=\""
+        << kSeriesColours[i] << "\" stroke-width=\"3\"/>\n";
     out << "<text x=\"108\" y=\"" << num(ly + 4) << "\">" << xml_escape(series[i].label)
         << "</text>\n";
   }

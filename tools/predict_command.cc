@@ -193,7 +193,8 @@ SimulationInputs load_configs(const ConfigFiles& files,
                            [&] {
                              const std::string path = resolve_config_path(model_path);
                              return load_model ? load_model(path, settings_for(overrides, "model"))
-                                               : models::load_model_spec(path, settings_for(overrides, "model"));
+                                               : models::load_model_spec(
+                                                     path, settings_for(overrides, "model"));
                            }),
        job}};
   return in;
@@ -249,9 +250,11 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
            "throughput (examples/s), speedup over the smallest node count, efficiency (speedup /\n"
            "node ratio), the step's breakdown (compute, communication stall, load imbalance, "
            "input\n"
-           "stall, checkpoint), the slowest rank and the dominant cause, and time-to-quality (wall\n"
+           "stall, checkpoint), the slowest rank and the dominant cause, and time-to-quality "
+           "(wall\n"
            "time to the target quality, from the model's convergence at each global batch) with\n"
-           "its speedup. Strong scaling keeps the global batch fixed; weak scaling keeps the batch\n"
+           "its speedup. Strong scaling keeps the global batch fixed; weak scaling keeps the "
+           "batch\n"
            "per GPU fixed (--scaling; by default strong if the job gives a global batch).\n\n"
         << options
         << "\nExit status: 0 success, 2 bad input (the message names file, line and key).\n";
@@ -286,7 +289,8 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   std::unique_ptr<AtomicOutputFile> trace_file;
   if (trace_path) trace_file = std::make_unique<AtomicOutputFile>(*trace_path);
   std::unique_ptr<AtomicOutputFile> plot_file;
-  if (vm.count("plot")) plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
+  if (vm.count("plot"))
+    plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
 
   if (::isatty(STDERR_FILENO)) {
     err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "...\n";
@@ -322,13 +326,13 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   if (plot_file) {
     PlotSeries series{models::model_name(workload.model), {}};
     for (const auto& p : study.points) {
-      series.points.push_back({p.nodes,
-                               p.speedup,
-                               p.efficiency,
-                               {to_seconds(p.breakdown.compute),
-                                to_seconds(p.breakdown.exposed_communication),
-                                to_seconds(p.breakdown.imbalance), to_seconds(p.breakdown.input_stall),
-                                to_seconds(p.breakdown.checkpoint)}});
+      series.points.push_back(
+          {p.nodes,
+           p.speedup,
+           p.efficiency,
+           {to_seconds(p.breakdown.compute), to_seconds(p.breakdown.exposed_communication),
+            to_seconds(p.breakdown.imbalance), to_seconds(p.breakdown.input_stall),
+            to_seconds(p.breakdown.checkpoint)}});
     }
     write_scaling_svg(plot_file->stream(), {series},
                       models::model_name(workload.model) + " on " + cluster.name,

@@ -57,8 +57,8 @@ void write_report_html(std::ostream& out, const ResultSet& r, const std::string&
   for (const auto& row : r.rows) {
     out << "<tr>";
     for (const auto& cell : row) {
-      const bool text = !cell.empty() && !(std::isdigit(static_cast<unsigned char>(cell[0])) ||
-                                           cell[0] == '-');
+      const bool text =
+          !cell.empty() && !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-');
       out << (text ? "<td class=\"text\">" : "<td>") << xml_escape(cell) << "</td>";
     }
     out << "</tr>\n";

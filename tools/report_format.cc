@@ -39,11 +39,11 @@ ModelSummary summarize(const models::Workload& w, const models::BatchScaling& ba
         s.file = m.source_file;
       },
       w.model);
-  s.batch = batch.strong ? "strong (global batch fixed at " +
-                               printf_string("%.0f", batch.global_batch) +
-                               " examples; the per-GPU batch shrinks as nodes grow)"
-                         : "weak (" + printf_string("%.6g", batch.batch_per_gpu) +
-                               " examples per GPU fixed; the global batch grows with the nodes)";
+  s.batch = batch.strong
+                ? "strong (global batch fixed at " + printf_string("%.0f", batch.global_batch) +
+                      " examples; the per-GPU batch shrinks as nodes grow)"
+                : "weak (" + printf_string("%.6g", batch.batch_per_gpu) +
+                      " examples per GPU fixed; the global batch grows with the nodes)";
   if (w.job) {
     const models::JobSpec& job = *w.job;
     s.job = job.name;
@@ -103,7 +103,8 @@ void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingP
     checkpoint = checkpoint || p.checkpoint;
   }
   if (input) {
-    out << "\ninput pipeline (per GPU): nodes, what limits it, its capacity (ex/s), stall per step\n";
+    out << "\ninput pipeline (per GPU): nodes, what limits it, its capacity (ex/s), stall per "
+           "step\n";
     for (const auto& p : points) {
       if (!p.input || p.input->limit.empty()) continue;
       out << pad_left(std::to_string(p.nodes), 5) << "  " << p.input->limit << ", "
@@ -223,8 +224,7 @@ void write_json(std::ostream& out, const PredictReport& r) {
   doc["scaling"] = r.study->batch.strong ? "strong" : "weak";
   doc["batch"] = model.batch;
   const models::QualityTarget& target = r.study->target;
-  doc["quality_target"] = {{"metric", target.metric},
-                           {"summary", target_summary(target)}};
+  doc["quality_target"] = {{"metric", target.metric}, {"summary", target_summary(target)}};
   if (target.quality) doc["quality_target"]["quality"] = *target.quality;
   if (target.min_examples) doc["quality_target"]["min_examples"] = *target.min_examples;
   if (!std::isinf(target.critical_batch))

@@ -38,14 +38,12 @@ PlotPoint plot_point(const json& p) {
 }
 
 const std::vector<std::string> kPointColumns = {
-    "nodes",      "GPUs",      "global batch", "step (ms)", "throughput (ex/s)", "speedup",
-    "efficiency", "ttq (h)",   "ttq speedup",  "compute",   "comm stall",        "imbalance",
-    "input",      "ckpt",      "dominant"};
+    "nodes",      "GPUs",       "global batch", "step (ms)",   "throughput (ex/s)",
+    "speedup",    "efficiency", "ttq (h)",      "ttq speedup", "compute",
+    "comm stall", "imbalance",  "input",        "ckpt",        "dominant"};
 
 std::vector<std::string> point_cells(const json& p) {
-  auto ms = [&](const char* part) {
-    return num(p["breakdown_s"].value(part, 0.0) * 1e3, "%.3f");
-  };
+  auto ms = [&](const char* part) { return num(p["breakdown_s"].value(part, 0.0) * 1e3, "%.3f"); };
   return {std::to_string(p.value("nodes", 0)),
           std::to_string(p.value("gpus", 0)),
           num(p.value("global_batch", 0.0), "%.0f"),
@@ -109,7 +107,8 @@ json csv_row(const std::vector<std::string>& columns, const std::vector<std::str
     row[k] = std::stod(f[k]);
   }
   if (!f["time_to_quality_s"].empty()) row["time_to_quality_s"] = std::stod(f["time_to_quality_s"]);
-  for (int i = 0; i < 5; ++i) row["breakdown_s"][kParts[i]] = std::stod(f[std::string(kParts[i]) + "_s"]);
+  for (int i = 0; i < 5; ++i)
+    row["breakdown_s"][kParts[i]] = std::stod(f[std::string(kParts[i]) + "_s"]);
   row["dominant"] = f["dominant"];
   return row;
 }
@@ -120,7 +119,8 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
   ResultSet r;
   const std::string first = text.substr(0, text.find('\n'));
   try {
-    if (first.rfind("# trainsim sweep ", 0) == 0 || first.find("\"trainsim_sweep\"") != std::string::npos) {
+    if (first.rfind("# trainsim sweep ", 0) == 0 ||
+        first.find("\"trainsim_sweep\"") != std::string::npos) {
       r.kind = "sweep";
       std::istringstream lines(text);
       std::string line;
@@ -136,7 +136,8 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       if (csv) {
         std::getline(lines, line);
         const auto columns = csv_fields(line);
-        for (std::size_t i = 1; i < columns.size() && columns[i] != "gpus"; ++i) axes.push_back(columns[i]);
+        for (std::size_t i = 1; i < columns.size() && columns[i] != "gpus"; ++i)
+          axes.push_back(columns[i]);
         while (std::getline(lines, line)) {
           if (!line.empty()) rows.push_back(csv_row(columns, csv_fields(line), axes));
         }
@@ -183,7 +184,8 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
     }
     const json doc = json::parse(text);
     if (!doc.contains("points")) {
-      throw models::ConfigError(name, 1, 1, "", "not a trainsim predict JSON result or sweep output");
+      throw models::ConfigError(name, 1, 1, "",
+                                "not a trainsim predict JSON result or sweep output");
     }
     r.kind = "predict";
     r.version = doc.value("trainsim_version", std::string());

@@ -14,11 +14,11 @@
 #include <set>
 #include <sstream>
 
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
 #include <unistd.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/parallel_for.h>
 
 #include "models/config/sweep_config.h"
 #include "tools/cli.h"
@@ -82,7 +82,9 @@ std::pair<std::size_t, std::size_t> parse_range(const std::string& text, std::si
 class Progress {
  public:
   Progress(std::ostream& err, std::size_t total)
-      : err_(err), total_(total), enabled_(::isatty(STDERR_FILENO) && total > 0),
+      : err_(err),
+        total_(total),
+        enabled_(::isatty(STDERR_FILENO) && total > 0),
         start_(std::chrono::steady_clock::now()) {}
   void update(std::size_t done) {
     if (!enabled_) return;
@@ -93,8 +95,8 @@ class Progress {
     const int filled = static_cast<int>(width * done / total_);
     char line[160];
     std::snprintf(line, sizeof line, "\r[%s%s] %zu/%zu points  %.1f points/s  ETA %.0f s ",
-                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-                  done, total_, rate, rate > 0 ? (total_ - done) / rate : 0.0);
+                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done,
+                  total_, rate, rate > 0 ? (total_ - done) / rate : 0.0);
     err_ << line << std::flush;
     if (done == total_) err_ << "\n";
   }
@@ -136,11 +138,15 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (vm.count("help")) {
     out << "usage: trainsim sweep FILE.yaml [options]\n"
            "       mpirun -np K trainsim sweep FILE.yaml [options]\n\n"
-           "Expands the sweep file's axes (config keys, whole files, node counts; a grid or zipped)\n"
+           "Expands the sweep file's axes (config keys, whole files, node counts; a grid or "
+           "zipped)\n"
            "into numbered points and predicts each: throughput, speedup and efficiency over the\n"
-           "sweep's baseline node count with the other axes unchanged, time-to-quality and the step\n"
-           "breakdown. Points run in parallel on all cores; under mpirun, rank 0 hands points out to\n"
-           "the other ranks. Rows come out in index order, the same for any thread or rank count.\n\n"
+           "sweep's baseline node count with the other axes unchanged, time-to-quality and the "
+           "step\n"
+           "breakdown. Points run in parallel on all cores; under mpirun, rank 0 hands points out "
+           "to\n"
+           "the other ranks. Rows come out in index order, the same for any thread or rank "
+           "count.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
@@ -183,7 +189,8 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return kExitOk;
   }
   std::unique_ptr<AtomicOutputFile> plot_file;
-  if (vm.count("plot")) plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
+  if (vm.count("plot"))
+    plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
   SweepOutput output(job, vm, out);  // checks a resumed file before anything runs
   std::vector<std::size_t> todo;
   for (std::size_t i = first; i < last; ++i) {

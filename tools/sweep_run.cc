@@ -37,7 +37,8 @@ std::string number(double v) { return printf_string("%.9g", v); }
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string quoted = "\"";
-  for (const char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  for (const char c : s)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
   return quoted + "\"";
 }
 
@@ -139,8 +140,8 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
   }
   // What the rows depend on: the sweep file, the config files it reads, the settings, the
   // simulation options and the trainsim version.
-  std::string basis = std::to_string(job.spec.signature) + "|" + job.network + "|" +
-                      kTrainsimVersion;
+  std::string basis =
+      std::to_string(job.spec.signature) + "|" + job.network + "|" + kTrainsimVersion;
   {
     std::set<std::string> files;
     std::vector<std::string> jobs;
@@ -285,8 +286,8 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
     }
     const models::ScalingPoint& p = *r.point;
     line += "," + std::to_string(p.gpus) + "," + number(p.global_batch) + "," +
-            number(to_seconds(p.step_time)) + "," + number(p.throughput) + "," +
-            number(p.speedup) + "," + number(p.efficiency) + "," +
+            number(to_seconds(p.step_time)) + "," + number(p.throughput) + "," + number(p.speedup) +
+            "," + number(p.efficiency) + "," +
             (std::isnan(p.time_to_quality_s) ? "" : number(p.time_to_quality_s)) + "," +
             number(p.ttq_speedup);
     for (const Time t : {p.breakdown.compute, p.breakdown.exposed_communication,
@@ -428,7 +429,8 @@ void SweepOutput::write(std::size_t index, const std::string& row) {
 
 void SweepOutput::finish() {
   out_->flush();
-  if (!*out_) throw std::runtime_error("writing " + (path_.empty() ? "the output" : path_) + " failed");
+  if (!*out_)
+    throw std::runtime_error("writing " + (path_.empty() ? "the output" : path_) + " failed");
 }
 
 #ifdef TRAINSIM_HAVE_MPI

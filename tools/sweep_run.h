@@ -4,11 +4,11 @@
 
 #include <cstdint>
 #include <fstream>
-#include <memory>
-#include <ostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>

@@ -48,7 +48,8 @@ ConfigOverride make_override(const std::string& key, const std::string& value,
 ConfigOverride parse_override(const std::string& text, const SourceLocation& origin) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) {
-    throw ConfigError(origin, "'" + text + "': expected KEY=VALUE, e.g. cluster.nic.bandwidth=200Gb/s");
+    throw ConfigError(origin,
+                      "'" + text + "': expected KEY=VALUE, e.g. cluster.nic.bandwidth=200Gb/s");
   }
   return make_override(text.substr(0, eq), text.substr(eq + 1), origin);
 }

@@ -255,7 +255,8 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
     if (c.bytes) out << YAML::Key << "bytes" << YAML::Value << *c.bytes;
     out << YAML::EndMap;
   }
-  if (job.target_quality) out << YAML::Key << "target_quality" << YAML::Value << *job.target_quality;
+  if (job.target_quality)
+    out << YAML::Key << "target_quality" << YAML::Value << *job.target_quality;
   out << YAML::EndMap;
   std::ostringstream text;
   for (const std::string& line : header) text << "# " << line << "\n";

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "models/config/cluster_config.h"
-#include "models/config/runtime_config.h"
 #include "models/config/model_config.h"
+#include "models/config/runtime_config.h"
 
 namespace trainsim::models {
 

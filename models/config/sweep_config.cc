@@ -129,8 +129,8 @@ SweepSpec load_sweep_spec(const std::string& path) {
     const ConfigNode key = a.required("key");
     axis.key = key.as_string();
     const std::string root_key = axis.key.substr(0, axis.key.find('.'));
-    const bool whole = axis.key == "nodes" || axis.key == "cluster" || axis.key == "model" ||
-                       axis.key == "job";
+    const bool whole =
+        axis.key == "nodes" || axis.key == "cluster" || axis.key == "model" || axis.key == "job";
     if (!whole && root_key != "cluster" && root_key != "model" && root_key != "job") {
       key.fail("'" + axis.key +
                "' is not a sweep key: use nodes, cluster, model, job (whole files) or a key "

@@ -54,13 +54,11 @@ CheckpointCost checkpoint_cost(const CheckpointInputs& in) {
                           std::string(s.location.file.empty() ? "" : " (" + s.location.file + ")"));
   }
   c.bytes = in.checkpoint.bytes ? *in.checkpoint.bytes : in.model_bytes;
-  c.write_seconds =
-      c.bytes / aggregate_bandwidth(s.write_bytes_per_s_per_node, s.shared_write_bytes_per_s,
-                                    in.nodes);
+  c.write_seconds = c.bytes / aggregate_bandwidth(s.write_bytes_per_s_per_node,
+                                                  s.shared_write_bytes_per_s, in.nodes);
   // Each GPU copies its share of the state to host memory first (sharded checkpointing).
-  const double copy_seconds = in.device_to_host_bytes_per_s > 0.0
-                                  ? c.bytes / in.gpus / in.device_to_host_bytes_per_s
-                                  : 0.0;
+  const double copy_seconds =
+      in.device_to_host_bytes_per_s > 0.0 ? c.bytes / in.gpus / in.device_to_host_bytes_per_s : 0.0;
   c.pause_seconds = in.checkpoint.async ? copy_seconds : copy_seconds + c.write_seconds;
   const double read_per_node = s.read_bytes_per_s_per_node > 0.0 ? s.read_bytes_per_s_per_node
                                                                  : s.write_bytes_per_s_per_node;
@@ -93,9 +91,9 @@ CheckpointCost checkpoint_cost(const CheckpointInputs& in) {
     c.interval_seconds = std::max(c.interval_seconds, c.write_seconds);
     restart += c.write_seconds;
   }
-  c.overhead = daly_wall_time_ratio(c.interval_seconds, c.pause_seconds, restart,
-                                    c.cluster_mtbf_seconds) -
-               1.0;
+  c.overhead =
+      daly_wall_time_ratio(c.interval_seconds, c.pause_seconds, restart, c.cluster_mtbf_seconds) -
+      1.0;
   if (!(c.overhead < 1e6)) {
     std::ostringstream why;
     why << "the job would practically never finish: checkpoints every " << c.interval_seconds

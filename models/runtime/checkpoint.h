@@ -21,14 +21,14 @@ double daly_wall_time_ratio(double interval_seconds, double checkpoint_seconds,
                             double restart_seconds, double mtbf_seconds);
 
 struct CheckpointCost {
-  double bytes = 0.0;             // one checkpoint
-  double write_seconds = 0.0;     // to storage, all nodes writing
-  double pause_seconds = 0.0;     // training stopped per checkpoint
-  double restore_seconds = 0.0;   // after a failure: restart and reading the checkpoint back
+  double bytes = 0.0;                 // one checkpoint
+  double write_seconds = 0.0;         // to storage, all nodes writing
+  double pause_seconds = 0.0;         // training stopped per checkpoint
+  double restore_seconds = 0.0;       // after a failure: restart and reading the checkpoint back
   double cluster_mtbf_seconds = 0.0;  // node MTBF / nodes; 0: no failures
-  double interval_seconds = 0.0;  // of training between checkpoints
-  bool optimal_interval = false;  // chosen by Daly's formula
-  double overhead = 0.0;          // T_w / T_s - 1: extra wall time per unit of useful work
+  double interval_seconds = 0.0;      // of training between checkpoints
+  bool optimal_interval = false;      // chosen by Daly's formula
+  double overhead = 0.0;              // T_w / T_s - 1: extra wall time per unit of useful work
 };
 
 struct CheckpointInputs {
@@ -37,7 +37,7 @@ struct CheckpointInputs {
   ReliabilitySpec reliability;
   int nodes = 1;
   int gpus = 1;
-  double model_bytes = 0.0;  // parameters and optimizer state, one copy
+  double model_bytes = 0.0;                 // parameters and optimizer state, one copy
   double device_to_host_bytes_per_s = 0.0;  // per GPU (0: not modelled)
 };
 

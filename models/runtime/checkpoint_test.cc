@@ -42,7 +42,8 @@ TEST(CheckpointTest, DalyOptimumMinimisesTheWallTime) {
   // Expanded for tau, delta, R small against M: (tau + delta) / tau (1 + (tau + delta) / 2M +
   // R / M), up to terms in 1/M^2.
   const double tau = 20.0, d = 1.0, r = 10.0, m = 1e5;
-  EXPECT_NEAR(daly_wall_time_ratio(tau, d, r, m), (tau + d) / tau * (1 + (tau + d) / (2 * m) + r / m),
+  EXPECT_NEAR(daly_wall_time_ratio(tau, d, r, m),
+              (tau + d) / tau * (1 + (tau + d) / (2 * m) + r / m),
               1e-7);  // the 1/M^2 terms are about 2e-8 here
 }
 
@@ -99,15 +100,15 @@ TEST(CheckpointTest, SynchronousCheckpointPausesForCopyAndWrite) {
   in.checkpoint.interval_seconds = 30 * kMinute;
   const CheckpointCost c = checkpoint_cost(in);
   EXPECT_DOUBLE_EQ(c.bytes, 64e9);
-  EXPECT_DOUBLE_EQ(c.write_seconds, 16.0);  // 64 GB over 4 nodes at 1 GB/s
+  EXPECT_DOUBLE_EQ(c.write_seconds, 16.0);                     // 64 GB over 4 nodes at 1 GB/s
   EXPECT_DOUBLE_EQ(c.pause_seconds, 16.0 + 64e9 / 32 / 50e9);  // + each GPU's 2 GB copy
-  EXPECT_DOUBLE_EQ(c.restore_seconds, 300.0 + 8.0);             // restart + read at 8 GB/s
+  EXPECT_DOUBLE_EQ(c.restore_seconds, 300.0 + 8.0);            // restart + read at 8 GB/s
   EXPECT_DOUBLE_EQ(c.cluster_mtbf_seconds, 100 * kHour);
   EXPECT_DOUBLE_EQ(c.interval_seconds, 30 * kMinute);
-  EXPECT_NEAR(c.overhead,
-              daly_wall_time_ratio(30 * kMinute, c.pause_seconds, c.restore_seconds,
-                                   100 * kHour) - 1,
-              1e-15);
+  EXPECT_NEAR(
+      c.overhead,
+      daly_wall_time_ratio(30 * kMinute, c.pause_seconds, c.restore_seconds, 100 * kHour) - 1,
+      1e-15);
 }
 
 TEST(CheckpointTest, AsynchronousCheckpointPausesOnlyForTheCopy) {
@@ -121,8 +122,7 @@ TEST(CheckpointTest, AsynchronousCheckpointPausesOnlyForTheCopy) {
   const CheckpointCost c = checkpoint_cost(in);
   EXPECT_DOUBLE_EQ(c.pause_seconds, 0.04);
   EXPECT_TRUE(c.optimal_interval);
-  EXPECT_DOUBLE_EQ(c.interval_seconds,
-                   std::max(daly_interval(0.04, 100 * kHour), c.write_seconds));
+  EXPECT_DOUBLE_EQ(c.interval_seconds, std::max(daly_interval(0.04, 100 * kHour), c.write_seconds));
   EXPECT_LT(c.overhead, sync_cost.overhead);
   // Shared filesystem: 4 nodes capped at 2 GB/s in all.
   in.storage.shared_write_bytes_per_s = 2e9;

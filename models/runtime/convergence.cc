@@ -6,8 +6,7 @@
 namespace trainsim::models {
 
 double examples_to_target(double min_examples, double batch, double critical_batch) {
-  return std::isinf(critical_batch) ? min_examples
-                                    : min_examples * (1.0 + batch / critical_batch);
+  return std::isinf(critical_batch) ? min_examples : min_examples * (1.0 + batch / critical_batch);
 }
 
 double steps_to_target(double min_examples, double batch, double critical_batch) {
@@ -29,8 +28,8 @@ double min_examples_for(const ConvergenceSpec& c, double target, const SourceLoc
   const double best = curve.back().quality;
   auto beyond = [&](double q, double limit) { return rising ? q > limit : q < limit; };
   if (beyond(target, best)) {
-    throw ConfigError(where, "the convergence model cannot reach " + c.metric + " " +
-                                 text(target) + ": the best it knows is " + text(best) + " after " +
+    throw ConfigError(where, "the convergence model cannot reach " + c.metric + " " + text(target) +
+                                 ": the best it knows is " + text(best) + " after " +
                                  text(curve.back().min_examples) + " examples");
   }
   if (beyond(first, target)) {

@@ -42,8 +42,8 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
     read_bw = read_bw > 0 ? std::min(read_bw, share) : share;
   }
   const bool reads = batch_bytes > 0 && read_bw > 0;
-  const int cores = in.host.cpu_cores > 0 ? std::min(in.host.cpu_cores, gpus * workers)
-                                          : gpus * workers;
+  const int cores =
+      in.host.cpu_cores > 0 ? std::min(in.host.cpu_cores, gpus * workers) : gpus * workers;
   const bool cpu = batch_cpu > 0;
 
   InputPipelineResult result;
@@ -58,8 +58,8 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
                       read_bw / (gpus * in.bytes_per_example)});
   }
   if (cpu && cores < gpus * workers) {  // fewer cores than workers
-    stages.push_back({"preprocessing (CPU cores)",
-                      cores / (gpus * d.preprocess_seconds_per_example)});
+    stages.push_back(
+        {"preprocessing (CPU cores)", cores / (gpus * d.preprocess_seconds_per_example)});
   }
   const double batch_latency =
       (reads ? latency_s + batch_bytes / read_bw : 0.0) + (cpu ? batch_cpu : 0.0);
@@ -68,9 +68,10 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
     stages.push_back({"prefetch depth", depth * in.batch_per_gpu / batch_latency});
   }
   if (stages.empty()) return result;  // nothing to wait for
-  const auto limiting = std::min_element(
-      stages.begin(), stages.end(),
-      [](const StageCapacity& a, const StageCapacity& b) { return a.examples_per_s < b.examples_per_s; });
+  const auto limiting = std::min_element(stages.begin(), stages.end(),
+                                         [](const StageCapacity& a, const StageCapacity& b) {
+                                           return a.examples_per_s < b.examples_per_s;
+                                         });
   result.limit = limiting->name;
   result.examples_per_s_per_gpu = limiting->examples_per_s;
 
@@ -114,8 +115,9 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
     busy[g][w] = true;
     auto preprocess = [&, g, w, k] {
       if (cpu) {
-        network.start(cpu_in, cpu_out, batch_cpu * kCoreScale, [&finish, g, w, k] { finish(g, w, k); },
-                      {}, kCoreScale);
+        network.start(
+            cpu_in, cpu_out, batch_cpu * kCoreScale, [&finish, g, w, k] { finish(g, w, k); }, {},
+            kCoreScale);
       } else {
         finish(g, w, k);
       }
@@ -167,8 +169,7 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
   result.stall_per_step = stalled / (steps - warmup);
   // Workers that read and then preprocess, all at once, leave the storage idle while they compute
   // and the CPUs idle while they read: the pipeline then delivers less than any one stage could.
-  const double delivered =
-      in.batch_per_gpu / to_seconds(in.step_time + result.stall_per_step);
+  const double delivered = in.batch_per_gpu / to_seconds(in.step_time + result.stall_per_step);
   if (result.stall_per_step > 0 && delivered < 0.95 * result.examples_per_s_per_gpu) {
     result.limit = "dataloader workers (each reads, then preprocesses)";
     result.examples_per_s_per_gpu = delivered;

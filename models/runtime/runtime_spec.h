@@ -15,9 +15,9 @@ namespace trainsim::models {
 
 // Storage the nodes read training data from and write checkpoints to. 0 means not given.
 struct StorageSpec {
-  double read_bytes_per_s_per_node = 0.0;   // each node's reader (its storage NIC, local disks)
+  double read_bytes_per_s_per_node = 0.0;  // each node's reader (its storage NIC, local disks)
   double write_bytes_per_s_per_node = 0.0;
-  double shared_read_bytes_per_s = 0.0;     // aggregate limit of a shared filesystem
+  double shared_read_bytes_per_s = 0.0;  // aggregate limit of a shared filesystem
   double shared_write_bytes_per_s = 0.0;
   Time read_latency = 0;  // per read request
   SourceLocation location;
@@ -55,15 +55,15 @@ struct ConvergenceSpec {
   bool configured = false;
   std::string metric = "quality";
   double critical_batch = std::numeric_limits<double>::infinity();  // B_noise, examples
-  std::vector<QualityPoint> curve;  // E_min per quality, monotone
-  std::optional<double> target;     // default target quality
+  std::vector<QualityPoint> curve;                                  // E_min per quality, monotone
+  std::optional<double> target;                                     // default target quality
   SourceLocation location;
   SourceLocation target_location;
 };
 
 struct DataloaderSpec {
   bool configured = false;
-  std::optional<double> bytes_per_example;  // unset: the model's dataset
+  std::optional<double> bytes_per_example;      // unset: the model's dataset
   double preprocess_seconds_per_example = 0.0;  // CPU time on one core
   int workers_per_gpu = 1;
   int prefetch_batches = 2;  // batches per GPU requested ahead (ready or being prepared)
@@ -72,9 +72,9 @@ struct DataloaderSpec {
 
 struct CheckpointSpec {
   bool configured = false;
-  bool async = false;                 // training pauses only for the device-to-host copy
+  bool async = false;                      // training pauses only for the device-to-host copy
   std::optional<double> interval_seconds;  // unset: the Young/Daly optimum
-  std::optional<double> bytes;        // unset: parameters and optimizer state of the model
+  std::optional<double> bytes;             // unset: parameters and optimizer state of the model
   SourceLocation location;
 };
 

@@ -24,8 +24,7 @@ const char* verdict_name(Verdict verdict);
 // Plausible when the claim lies within `tolerance` (relative) of the prediction, or between the
 // prediction and the bound; optimistic beyond the bound (by more than the tolerance), or beyond
 // linear scaling; pessimistic below the prediction by more than the tolerance.
-Verdict judge_claim(double claimed, double predicted, double bound, double ideal,
-                    double tolerance);
+Verdict judge_claim(double claimed, double predicted, double bound, double ideal, double tolerance);
 
 // A run: throughput (examples/s), wall time to the target quality, and (optionally) its global
 // batch.
@@ -37,10 +36,10 @@ struct TrainingRun {
 };
 
 struct RunComparison {
-  double throughput_ratio = 0.0;      // B / A
+  double throughput_ratio = 0.0;       // B / A
   double time_to_quality_ratio = 0.0;  // A's time / B's time: the time-to-quality speedup
   double examples_ratio = 0.0;         // examples B needed / examples A needed
-  std::optional<ConvergenceFit> fit;  // when both batches are given and fit the model
+  std::optional<ConvergenceFit> fit;   // when both batches are given and fit the model
 };
 RunComparison compare_runs(const TrainingRun& a, const TrainingRun& b);
 

@@ -18,8 +18,7 @@ const DatasetSpec& dataset_of(const Workload& w) {
 }
 
 const ConvergenceSpec& convergence_of(const Workload& w) {
-  return std::visit([](const auto& m) -> const ConvergenceSpec& { return m.convergence; },
-                    w.model);
+  return std::visit([](const auto& m) -> const ConvergenceSpec& { return m.convergence; }, w.model);
 }
 
 // Storage bytes of one example: the job's dataloader, else the model's dataset, else (for a
@@ -218,9 +217,9 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
   node_counts.erase(std::unique(node_counts.begin(), node_counts.end()), node_counts.end());
   ScalingStudy study;
   if (node_counts.empty()) return study;
-  study.batch = resolve_batch_scaling(workload, options.scaling,
-                                      node_counts.front() * cluster.gpus_per_node,
-                                      node_counts.back() * cluster.gpus_per_node);
+  study.batch =
+      resolve_batch_scaling(workload, options.scaling, node_counts.front() * cluster.gpus_per_node,
+                            node_counts.back() * cluster.gpus_per_node);
   study.target = resolve_quality_target(workload, options.target_quality);
   for (const int nodes : node_counts) {
     StepSimulationOptions sim_options = options.simulation;

@@ -10,11 +10,11 @@
 
 #include <optional>
 
-#include "models/runtime/checkpoint.h"
-#include "models/runtime/input_pipeline.h"
 #include "models/config/job_config.h"
 #include "models/config/recsys_config.h"
 #include "models/hardware/cluster_spec.h"
+#include "models/runtime/checkpoint.h"
+#include "models/runtime/input_pipeline.h"
 #include "models/workload/dense_model.h"
 #include "models/workload/dense_training.h"
 

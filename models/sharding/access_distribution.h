@@ -57,7 +57,7 @@ class AccessDistribution {
   using Rows = std::shared_ptr<const std::vector<double>>;
   struct HeadCache {
     std::mutex mutex;
-    Rows probability;                         // p_k for ranks 1..size
+    Rows probability;                           // p_k for ranks 1..size
     std::vector<std::pair<double, Rows>> hits;  // 1 - (1 - p_k)^n, by n (most recent last)
   };
   Rows head_probabilities(std::size_t count) const;
