@@ -935,15 +935,15 @@ TEST(PlanTest, DeadlineUsesTimeToQuality) {
   Result r = run({"plan", "--job", job, "--deadline", "1", "--network", "analytic"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("smallest: 1 node(s)"), std::string::npos) << r.out;
-  // Weak scaling past the critical batch: time-to-quality does not fall steadily with nodes, so
-  // scan. The answer must meet the deadline, and no smaller count may.
-  const auto doc = predict_json({"--job", job, "--nodes", "1-8"});
+  // Strong scaling of a job whose all-to-alls grow with the nodes: time-to-quality does not fall
+  // steadily with nodes, so scan. The answer must meet the deadline, and no smaller count may.
+  const auto doc = predict_json({"--job", job, "--nodes", "1-8", "--scaling", "strong"});
   std::vector<double> ttq;
   for (const auto& p : doc["points"]) ttq.push_back(p["time_to_quality_s"].get<double>() / 3600);
   const double deadline = (*std::min_element(ttq.begin(), ttq.end()) + ttq[0]) / 2;
   ASSERT_LT(deadline, ttq[0]);  // one node misses it
   r = run({"plan", "--job", job, "--deadline", std::to_string(deadline), "--network", "analytic",
-           "--max-nodes", "8", "--scan"});
+           "--max-nodes", "8", "--scan", "--scaling", "strong"});
   ASSERT_EQ(r.status, 0) << r.err;
   int smallest = 0;
   for (const std::string& line : lines_of(r.out)) {

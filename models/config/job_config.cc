@@ -241,6 +241,9 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
     out << YAML::Key << "prefetch_batches" << YAML::Value << d.prefetch_batches;
     out << YAML::Key << "preprocess_time_per_example" << YAML::Value
         << seconds(d.preprocess_seconds_per_example);
+    if (d.preprocess_jitter > 0) {
+      out << YAML::Key << "preprocess_jitter" << YAML::Value << d.preprocess_jitter;
+    }
     if (d.bytes_per_example) {
       out << YAML::Key << "bytes_per_example" << YAML::Value << *d.bytes_per_example;
     }

@@ -128,6 +128,12 @@ DataloaderSpec parse_dataloader(const ConfigNode& node) {
     d.preprocess_seconds_per_example = p->nonnegative_quantity(Dimension::kTime);
     if (d.preprocess_seconds_per_example > 60.0) p->fail("is longer than a minute");
   }
+  if (auto j = map.optional("preprocess_jitter")) {
+    d.preprocess_jitter = j->as_number();
+    if (!(d.preprocess_jitter >= 0 && d.preprocess_jitter <= 0.5)) {
+      j->fail("must be a coefficient of variation from 0 to 0.5, got '" + j->as_string() + "'");
+    }
+  }
   if (auto w = map.optional("workers_per_gpu")) {
     d.workers_per_gpu = static_cast<int>(w->positive_integer());
     if (d.workers_per_gpu > 256) w->fail("at most 256 workers per GPU");

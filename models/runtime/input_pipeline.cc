@@ -1,6 +1,7 @@
 #include "models/runtime/input_pipeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <vector>
@@ -100,6 +101,15 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
   Time step_free = 0;    // when the previous step ends
   bool waiting = false;  // a consume attempt is scheduled at step_free
 
+  // A batch's preprocessing time factor: mean 1, coefficient of variation `preprocess_jitter`,
+  // from a hash of (seed, GPU, batch) so it does not depend on the order events run in.
+  auto jitter = [&](int g, int k) {
+    if (d.preprocess_jitter <= 0) return 1.0;
+    const std::uint64_t h = mix64(
+        in.seed ^ mix64((static_cast<std::uint64_t>(g) << 32) ^ static_cast<std::uint64_t>(k)));
+    const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
+    return 1.0 + std::sqrt(3.0) * d.preprocess_jitter * (2.0 * u - 1.0);
+  };
   std::function<void(int, int)> run_worker;
   std::function<void()> try_consume;
   auto finish = [&](int g, int w, int k) {
@@ -116,8 +126,8 @@ InputPipelineResult simulate_input_pipeline(const InputPipelineInputs& in) {
     auto preprocess = [&, g, w, k] {
       if (cpu) {
         network.start(
-            cpu_in, cpu_out, batch_cpu * kCoreScale, [&finish, g, w, k] { finish(g, w, k); }, {},
-            kCoreScale);
+            cpu_in, cpu_out, batch_cpu * jitter(g, k) * kCoreScale,
+            [&finish, g, w, k] { finish(g, w, k); }, {}, kCoreScale);
       } else {
         finish(g, w, k);
       }

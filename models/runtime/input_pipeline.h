@@ -5,6 +5,7 @@
 // previous step is done. An input stall is the time a step waits for its batch.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "engine/units.h"
@@ -21,6 +22,7 @@ struct InputPipelineInputs {
   double batch_per_gpu = 1.0;
   double bytes_per_example = 0.0;  // read from storage
   Time step_time = 0;              // the step without input stalls
+  std::uint64_t seed = 0;          // for preprocessing jitter
 };
 
 struct InputPipelineResult {

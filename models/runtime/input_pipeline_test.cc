@@ -73,6 +73,20 @@ TEST(InputPipelineTest, PrefetchDepthBoundsBatchesInFlight) {
   EXPECT_EQ(simulate_input_pipeline(preprocessing(0, 4, 4, step)).stall_per_step, 0);
 }
 
+TEST(InputPipelineTest, JitterKeepsTheMeanAndFollowsTheSeed) {
+  // CPU-bound (8 workers on 4 cores, 1 ms of work per batch on average): the long-run rate is set
+  // by the total work, so the stall stays near the 0.75 ms of identical batches.
+  InputPipelineInputs in = preprocessing(4, 2, 4, 250 * kMicrosecond);
+  in.dataloader.preprocess_jitter = 0.3;
+  in.seed = 7;
+  const InputPipelineResult a = simulate_input_pipeline(in);
+  EXPECT_NEAR(static_cast<double>(a.stall_per_step), 750.0 * kMicrosecond, 100.0 * kMicrosecond);
+  EXPECT_NE(a.stall_per_step, 750 * kMicrosecond);                          // the batches do differ
+  EXPECT_EQ(simulate_input_pipeline(in).stall_per_step, a.stall_per_step);  // same seed
+  in.seed = 8;
+  EXPECT_NE(simulate_input_pipeline(in).stall_per_step, a.stall_per_step);
+}
+
 TEST(InputPipelineTest, NothingToReadOrPrepareNeverStalls) {
   InputPipelineInputs in = preprocessing(0, 1, 1, kMillisecond);
   in.dataloader.preprocess_seconds_per_example = 0;

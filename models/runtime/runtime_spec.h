@@ -65,6 +65,9 @@ struct DataloaderSpec {
   bool configured = false;
   std::optional<double> bytes_per_example;      // unset: the model's dataset
   double preprocess_seconds_per_example = 0.0;  // CPU time on one core
+  // Variability of a batch's preprocessing time: its coefficient of variation (uniform spread
+  // around the mean, drawn from the seed); 0 makes every batch alike.
+  double preprocess_jitter = 0.0;
   int workers_per_gpu = 1;
   int prefetch_batches = 2;  // batches per GPU requested ahead (ready or being prepared)
   SourceLocation location;

@@ -32,7 +32,7 @@ double storage_bytes_per_example(const Workload& w) {
 
 // The input pipeline, checkpoints and time-to-quality on top of the simulated step.
 void add_beyond_the_step(ScalingPoint& p, const ClusterSpec& cluster, const Workload& w,
-                         double batch_per_gpu, const QualityTarget* target) {
+                         double batch_per_gpu, const QualityTarget* target, std::uint64_t seed) {
   if (w.job && w.job->dataloader.configured) {
     InputPipelineInputs in;
     in.dataloader = w.job->dataloader;
@@ -43,6 +43,7 @@ void add_beyond_the_step(ScalingPoint& p, const ClusterSpec& cluster, const Work
     in.batch_per_gpu = batch_per_gpu;
     in.bytes_per_example = storage_bytes_per_example(w);
     in.step_time = p.step_time;
+    in.seed = seed;
     p.input = simulate_input_pipeline(in);
     p.breakdown.input_stall += p.input->stall_per_step;
     p.step_time += p.input->stall_per_step;
@@ -207,7 +208,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   p.communication_busy = result.communication_busy;
   p.events = result.events;
   if (trace && result.trace) *trace = result.trace;
-  add_beyond_the_step(p, cluster, workload, batch_per_gpu, target);
+  add_beyond_the_step(p, cluster, workload, batch_per_gpu, target, options.seed);
   return p;
 }
 
