@@ -63,7 +63,7 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (vm.count("help")) {
     out << "usage: trainsim plan --job FILE [--cluster FILE ...] (--target-throughput X | "
            "--deadline HOURS)\n"
-           "                     [--price-per-node-hour P ...] [--max-nodes N]\n\n"
+           "                     [--price-per-node-hour P ...] [--max-nodes N] [--scan]\n\n"
            "Finds, for each cluster, the smallest node count whose predicted throughput reaches\n"
            "the target (or whose time-to-quality meets the deadline): node counts double until\n"
            "one does, then a binary search between the last two, which assumes more nodes never\n"
