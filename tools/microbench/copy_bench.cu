@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include "microbench_common.cuh"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,140 +21,11 @@ namespace {
 
 const char* const kProg = "microbench_copy";
 
-#define CUDA_CHECK(expr)                                                                    \
-  do {                                                                                      \
-    cudaError_t err_ = (expr);                                                              \
-    if (err_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s: CUDA error %s (%s) at %s:%d in %s\n", kProg,                \
-                   cudaGetErrorName(err_), cudaGetErrorString(err_), __FILE__, __LINE__,    \
-                   #expr);                                                                  \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#define CUDA_CHECK(expr) MICROBENCH_CHECK_CUDA(kProg, expr)
 
-// ---- JSON-lines output -------------------------------------------------------------------
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-class JsonLine {
- public:
-  JsonLine& str(const char* key, const std::string& v) {
-    return raw(key, "\"" + json_escape(v) + "\"");
-  }
-  JsonLine& integer(const char* key, long long v) { return raw(key, std::to_string(v)); }
-  JsonLine& boolean(const char* key, bool v) { return raw(key, v ? "true" : "false"); }
-  JsonLine& num(const char* key, double v) {
-    if (!std::isfinite(v)) return raw(key, "null");
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    return raw(key, buf);
-  }
-  void print() const {
-    std::printf("{%s}\n", body_.c_str());
-    std::fflush(stdout);
-  }
-
- private:
-  JsonLine& raw(const char* key, const std::string& value) {
-    if (!body_.empty()) body_ += ',';
-    body_ += '"';
-    body_ += key;
-    body_ += "\":";
-    body_ += value;
-    return *this;
-  }
-  std::string body_;
-};
-
-std::string cuda_version_string(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
-struct DeviceInfo {
-  int index = 0;
-  cudaDeviceProp prop{};
-  std::string driver, runtime;
-};
-
-DeviceInfo open_device(int index) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device available (%s)\n", kProg,
-                 err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
-    std::exit(1);
-  }
-  if (index < 0 || index >= count) {
-    std::fprintf(stderr, "%s: device %d out of range (found %d)\n", kProg, index, count);
-    std::exit(1);
-  }
-  DeviceInfo d;
-  d.index = index;
-  CUDA_CHECK(cudaSetDevice(index));
-  CUDA_CHECK(cudaGetDeviceProperties(&d.prop, index));
-  int drv = 0, rt = 0;
-  CUDA_CHECK(cudaDriverGetVersion(&drv));
-  CUDA_CHECK(cudaRuntimeGetVersion(&rt));
-  d.driver = cuda_version_string(drv);
-  d.runtime = cuda_version_string(rt);
-  return d;
-}
-
-JsonLine common_fields(const char* bench, const DeviceInfo& d) {
-  JsonLine j;
-  j.str("bench", bench)
-      .str("gpu", d.prop.name)
-      .str("driver", d.driver)
-      .str("runtime", d.runtime)
-      .integer("device", d.index);
-  return j;
-}
-
-// Runs `op` `warmup` times, times one call to size the loop, then times `iters` calls with
-// cudaEvents on `stream`; returns the mean seconds per call.
-template <class Op>
-double time_op(Op&& op, cudaStream_t stream, int warmup, double target_s, int min_iters,
-               int max_iters, int* iters_out) {
-  for (int i = 0; i < warmup; ++i) op();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaGetLastError());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  op();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  double one = std::max(ms * 1e-3, 1e-7);
-  int iters = static_cast<int>(std::min<double>(max_iters, std::max<double>(min_iters, target_s / one)));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < iters; ++i) op();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  *iters_out = iters;
-  return ms * 1e-3 / iters;
-}
+using microbench::common_fields;
+using microbench::DeviceInfo;
+using microbench::JsonLine;
 
 void usage() {
   std::fprintf(stderr,
@@ -177,9 +50,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  DeviceInfo dev = open_device(device);
-  std::fprintf(stderr, "%s: %s, driver %s, runtime %s\n", kProg, dev.prop.name,
-               dev.driver.c_str(), dev.runtime.c_str());
+  DeviceInfo dev = microbench::open_device(kProg, device);
+  std::fprintf(stderr, "%s: %s, driver %s, runtime %s\n", kProg, dev.prop.name, dev.driver.c_str(),
+               dev.runtime.c_str());
 
   const size_t kMin = 1ull << 20, kMax = 1ull << 30;
   size_t free_b = 0, total_b = 0;
@@ -218,8 +91,9 @@ int main(int argc, char** argv) {
           CUDA_CHECK(cudaMemcpyAsync(host, dev_buf, bytes, cudaMemcpyDeviceToHost, stream));
       };
       int iters = 0;
-      const double t = time_op(launch, stream, /*warmup=*/3, /*target_s=*/0.2, /*min_iters=*/5,
-                               /*max_iters=*/2000, &iters);
+      const double t = microbench::time_op(kProg, launch, stream, /*warmup=*/3, /*target_s=*/0.2,
+                                           /*min_iters=*/5,
+                                           /*max_iters=*/2000, &iters);
       common_fields(h2d ? "h2d" : "d2h", dev)
           .integer("bytes", static_cast<long long>(bytes))
           .num("time_s", t)

@@ -10,6 +10,8 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include "microbench_common.cuh"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,150 +25,21 @@ namespace {
 
 const char* const kProg = "microbench_gemm";
 
-#define CUDA_CHECK(expr)                                                                    \
-  do {                                                                                      \
-    cudaError_t err_ = (expr);                                                              \
-    if (err_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s: CUDA error %s (%s) at %s:%d in %s\n", kProg,                \
-                   cudaGetErrorName(err_), cudaGetErrorString(err_), __FILE__, __LINE__,    \
-                   #expr);                                                                  \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+#define CUDA_CHECK(expr) MICROBENCH_CHECK_CUDA(kProg, expr)
+
+#define CUBLAS_CHECK(expr)                                                                        \
+  do {                                                                                            \
+    cublasStatus_t st_ = (expr);                                                                  \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                           \
+      std::fprintf(stderr, "%s: cuBLAS error %s (%d) at %s:%d in %s\n", kProg,                    \
+                   cublasLtGetStatusName(st_), static_cast<int>(st_), __FILE__, __LINE__, #expr); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                                  \
-  do {                                                                                      \
-    cublasStatus_t st_ = (expr);                                                            \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                     \
-      std::fprintf(stderr, "%s: cuBLAS error %s (%d) at %s:%d in %s\n", kProg,             \
-                   cublasLtGetStatusName(st_), static_cast<int>(st_), __FILE__, __LINE__,   \
-                   #expr);                                                                  \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
-
-// ---- JSON-lines output -------------------------------------------------------------------
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-class JsonLine {
- public:
-  JsonLine& str(const char* key, const std::string& v) {
-    return raw(key, "\"" + json_escape(v) + "\"");
-  }
-  JsonLine& integer(const char* key, long long v) { return raw(key, std::to_string(v)); }
-  JsonLine& num(const char* key, double v) {
-    if (!std::isfinite(v)) return raw(key, "null");
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    return raw(key, buf);
-  }
-  void print() const {
-    std::printf("{%s}\n", body_.c_str());
-    std::fflush(stdout);
-  }
-
- private:
-  JsonLine& raw(const char* key, const std::string& value) {
-    if (!body_.empty()) body_ += ',';
-    body_ += '"';
-    body_ += key;
-    body_ += "\":";
-    body_ += value;
-    return *this;
-  }
-  std::string body_;
-};
-
-std::string cuda_version_string(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
-struct DeviceInfo {
-  int index = 0;
-  cudaDeviceProp prop{};
-  std::string driver, runtime;
-};
-
-DeviceInfo open_device(int index) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device available (%s)\n", kProg,
-                 err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
-    std::exit(1);
-  }
-  if (index < 0 || index >= count) {
-    std::fprintf(stderr, "%s: device %d out of range (found %d)\n", kProg, index, count);
-    std::exit(1);
-  }
-  DeviceInfo d;
-  d.index = index;
-  CUDA_CHECK(cudaSetDevice(index));
-  CUDA_CHECK(cudaGetDeviceProperties(&d.prop, index));
-  int drv = 0, rt = 0;
-  CUDA_CHECK(cudaDriverGetVersion(&drv));
-  CUDA_CHECK(cudaRuntimeGetVersion(&rt));
-  d.driver = cuda_version_string(drv);
-  d.runtime = cuda_version_string(rt);
-  return d;
-}
-
-JsonLine common_fields(const char* bench, const DeviceInfo& d) {
-  JsonLine j;
-  j.str("bench", bench)
-      .str("gpu", d.prop.name)
-      .str("driver", d.driver)
-      .str("runtime", d.runtime)
-      .integer("device", d.index);
-  return j;
-}
-
-// Runs `op` `warmup` times, times one call to size the loop, then times `iters` calls with
-// cudaEvents on `stream`; returns the mean seconds per call.
-template <class Op>
-double time_op(Op&& op, cudaStream_t stream, int warmup, double target_s, int min_iters,
-               int max_iters, int* iters_out) {
-  for (int i = 0; i < warmup; ++i) op();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaGetLastError());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  op();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  double one = std::max(ms * 1e-3, 1e-7);
-  int iters = static_cast<int>(std::min<double>(max_iters, std::max<double>(min_iters, target_s / one)));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < iters; ++i) op();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  *iters_out = iters;
-  return ms * 1e-3 / iters;
-}
+using microbench::common_fields;
+using microbench::DeviceInfo;
+using microbench::JsonLine;
 
 // ---- data initialisation -----------------------------------------------------------------
 
@@ -204,8 +77,8 @@ void fill(void* p, size_t n, uint64_t seed, cudaStream_t s) {
 
 struct DtypeConfig {
   const char* name;
-  cudaDataType_t ab_type;   // A and B
-  cudaDataType_t cd_type;   // C and D
+  cudaDataType_t ab_type;  // A and B
+  cudaDataType_t cd_type;  // C and D
   cublasComputeType_t compute;
   size_t ab_size, cd_size;  // bytes per element
   int min_cc;               // minimum compute capability (major*10+minor)
@@ -283,11 +156,13 @@ bool run_case(cublasLtHandle_t lt, const DtypeConfig& dt, const Shape& s, void* 
       CUBLAS_CHECK(cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &heur.algo,
                                   workspace, kWorkspaceBytes, stream));
     };
-    *time_s = time_op(launch, stream, /*warmup=*/3, /*target_s=*/0.25, /*min_iters=*/5,
-                      /*max_iters=*/2000, iters);
+    *time_s =
+        microbench::time_op(kProg, launch, stream, /*warmup=*/3, /*target_s=*/0.25, /*min_iters=*/5,
+                            /*max_iters=*/2000, iters);
   } else {
-    std::fprintf(stderr, "%s: skipping %s m=%lld n=%lld k=%lld: no cuBLASLt algorithm (status %d)\n",
-                 kProg, dt.name, s.m, s.n, s.k, static_cast<int>(hs));
+    std::fprintf(stderr,
+                 "%s: skipping %s m=%lld n=%lld k=%lld: no cuBLASLt algorithm (status %d)\n", kProg,
+                 dt.name, s.m, s.n, s.k, static_cast<int>(hs));
   }
   CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
   CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(la));
@@ -343,7 +218,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  DeviceInfo dev = open_device(device);
+  DeviceInfo dev = microbench::open_device(kProg, device);
   const int cc = dev.prop.major * 10 + dev.prop.minor;
   std::fprintf(stderr, "%s: %s (sm_%d), driver %s, runtime %s\n", kProg, dev.prop.name, cc,
                dev.driver.c_str(), dev.runtime.c_str());
@@ -368,9 +243,9 @@ int main(int argc, char** argv) {
       size_t free_b = 0, total_b = 0;
       CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
       if (need > 0.9 * static_cast<double>(free_b)) {
-        std::fprintf(stderr, "%s: skipping %s m=%lld n=%lld k=%lld: needs %.2f GiB, %.2f GiB free\n",
-                     kProg, dt.name, s.m, s.n, s.k, need / (1 << 30),
-                     static_cast<double>(free_b) / (1 << 30));
+        std::fprintf(
+            stderr, "%s: skipping %s m=%lld n=%lld k=%lld: needs %.2f GiB, %.2f GiB free\n", kProg,
+            dt.name, s.m, s.n, s.k, need / (1 << 30), static_cast<double>(free_b) / (1 << 30));
         continue;
       }
       std::fprintf(stderr, "%s: %s m=%lld n=%lld k=%lld\n", kProg, dt.name, s.m, s.n, s.k);

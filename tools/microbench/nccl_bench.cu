@@ -14,7 +14,9 @@
 // Usage: microbench_nccl [--max-bytes N] [--op LIST] [--help]
 
 #include <cuda_runtime.h>
+
 #include <nccl.h>
+#include "microbench_common.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -28,119 +30,21 @@ namespace {
 
 const char* const kProg = "microbench_nccl";
 
-#define CUDA_CHECK(expr)                                                                    \
-  do {                                                                                      \
-    cudaError_t err_ = (expr);                                                              \
-    if (err_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s: CUDA error %s (%s) at %s:%d in %s\n", kProg,                \
-                   cudaGetErrorName(err_), cudaGetErrorString(err_), __FILE__, __LINE__,    \
-                   #expr);                                                                  \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+#define CUDA_CHECK(expr) MICROBENCH_CHECK_CUDA(kProg, expr)
+
+#define NCCL_CHECK(expr)                                                                         \
+  do {                                                                                           \
+    ncclResult_t res_ = (expr);                                                                  \
+    if (res_ != ncclSuccess) {                                                                   \
+      std::fprintf(stderr, "%s: NCCL error %d (%s) at %s:%d in %s\n", kProg,                     \
+                   static_cast<int>(res_), ncclGetErrorString(res_), __FILE__, __LINE__, #expr); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
-#define NCCL_CHECK(expr)                                                                    \
-  do {                                                                                      \
-    ncclResult_t res_ = (expr);                                                             \
-    if (res_ != ncclSuccess) {                                                              \
-      std::fprintf(stderr, "%s: NCCL error %d (%s) at %s:%d in %s\n", kProg,               \
-                   static_cast<int>(res_), ncclGetErrorString(res_), __FILE__, __LINE__,    \
-                   #expr);                                                                  \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
-
-// ---- JSON-lines output -------------------------------------------------------------------
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-class JsonLine {
- public:
-  JsonLine& str(const char* key, const std::string& v) {
-    return raw(key, "\"" + json_escape(v) + "\"");
-  }
-  JsonLine& integer(const char* key, long long v) { return raw(key, std::to_string(v)); }
-  JsonLine& num(const char* key, double v) {
-    if (!std::isfinite(v)) return raw(key, "null");
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    return raw(key, buf);
-  }
-  void print() const {
-    std::printf("{%s}\n", body_.c_str());
-    std::fflush(stdout);
-  }
-
- private:
-  JsonLine& raw(const char* key, const std::string& value) {
-    if (!body_.empty()) body_ += ',';
-    body_ += '"';
-    body_ += key;
-    body_ += "\":";
-    body_ += value;
-    return *this;
-  }
-  std::string body_;
-};
-
-std::string cuda_version_string(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
-struct DeviceInfo {
-  int index = 0;
-  cudaDeviceProp prop{};
-  std::string driver, runtime;
-};
-
-DeviceInfo open_device(int index) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device available (%s)\n", kProg,
-                 err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
-    std::exit(1);
-  }
-  if (index < 0 || index >= count) {
-    std::fprintf(stderr, "%s: device %d out of range (found %d)\n", kProg, index, count);
-    std::exit(1);
-  }
-  DeviceInfo d;
-  d.index = index;
-  CUDA_CHECK(cudaSetDevice(index));
-  CUDA_CHECK(cudaGetDeviceProperties(&d.prop, index));
-  int drv = 0, rt = 0;
-  CUDA_CHECK(cudaDriverGetVersion(&drv));
-  CUDA_CHECK(cudaRuntimeGetVersion(&rt));
-  d.driver = cuda_version_string(drv);
-  d.runtime = cuda_version_string(rt);
-  return d;
-}
-
-JsonLine common_fields(const char* bench, const DeviceInfo& d) {
-  JsonLine j;
-  j.str("bench", bench)
-      .str("gpu", d.prop.name)
-      .str("driver", d.driver)
-      .str("runtime", d.runtime)
-      .integer("device", d.index);
-  return j;
-}
+using microbench::common_fields;
+using microbench::DeviceInfo;
+using microbench::JsonLine;
 
 // ---- collectives -------------------------------------------------------------------------
 
@@ -152,9 +56,9 @@ struct OpInfo {
 };
 
 const OpInfo kOps[] = {
-    {Op::kAllReduce, "all_reduce"}, {Op::kAllGather, "all_gather"},
+    {Op::kAllReduce, "all_reduce"},         {Op::kAllGather, "all_gather"},
     {Op::kReduceScatter, "reduce_scatter"}, {Op::kAllToAll, "alltoall"},
-    {Op::kBroadcast, "broadcast"}, {Op::kSendRecv, "sendrecv"},
+    {Op::kBroadcast, "broadcast"},          {Op::kSendRecv, "sendrecv"},
 };
 
 // nccl-tests bus-bandwidth factor.
@@ -195,8 +99,8 @@ void enqueue(Op op, std::vector<Rank>& ranks, size_t count) {
         NCCL_CHECK(ncclAllGather(k.send, k.recv, per_rank, ncclFloat, k.comm, k.stream));
         break;
       case Op::kReduceScatter:
-        NCCL_CHECK(ncclReduceScatter(k.send, k.recv, per_rank, ncclFloat, ncclSum, k.comm,
-                                     k.stream));
+        NCCL_CHECK(
+            ncclReduceScatter(k.send, k.recv, per_rank, ncclFloat, ncclSum, k.comm, k.stream));
         break;
       case Op::kAllToAll:
         for (int p = 0; p < n; ++p) {
@@ -315,7 +219,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  DeviceInfo dev = open_device(0);  // reported device: the first rank's GPU
+  DeviceInfo dev = microbench::open_device(kProg, 0);  // reported device: the first rank's GPU
   int n = 0;
   CUDA_CHECK(cudaGetDeviceCount(&n));
   int nccl_code = 0;
@@ -357,8 +261,8 @@ int main(int argc, char** argv) {
 
   for (const OpInfo& info : kOps) {
     if (std::find(wanted.begin(), wanted.end(), info.name) == wanted.end()) continue;
-    const bool split = info.op == Op::kAllGather || info.op == Op::kReduceScatter ||
-                       info.op == Op::kAllToAll;
+    const bool split =
+        info.op == Op::kAllGather || info.op == Op::kReduceScatter || info.op == Op::kAllToAll;
     for (size_t size = 8; size <= max_bytes; size *= 2) {
       size_t count = size / sizeof(float);
       if (split) count = count / n * n;
@@ -372,8 +276,7 @@ int main(int argc, char** argv) {
       for (int w = 0; w < 5; ++w) enqueue(info.op, ranks, count);  // warm-up
       synchronize(ranks);
       const double one = std::max(time_iters(info.op, ranks, count, 1), 1e-7);
-      const int iters =
-          static_cast<int>(std::min(1000.0, std::max(10.0, std::floor(0.1 / one))));
+      const int iters = static_cast<int>(std::min(1000.0, std::max(10.0, std::floor(0.1 / one))));
       const double t = time_iters(info.op, ranks, count, iters);
       const double algbw = bytes / t / 1e9;
       common_fields("nccl", dev)
