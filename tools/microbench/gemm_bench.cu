@@ -202,13 +202,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::vector<std::string> wanted;
-  for (size_t pos = 0; pos <= dtype_list.size();) {
-    size_t comma = dtype_list.find(',', pos);
-    if (comma == std::string::npos) comma = dtype_list.size();
-    if (comma > pos) wanted.push_back(dtype_list.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
+  const std::vector<std::string> wanted = microbench::split_commas(dtype_list);
   for (const auto& w : wanted) {
     bool known = false;
     for (const auto& dt : kDtypes) known = known || w == dt.name;

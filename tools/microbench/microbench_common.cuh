@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 // Exits with a message naming `prog`, the CUDA error and the failing expression.
 #define MICROBENCH_CHECK_CUDA(prog, expr)                                                        \
@@ -105,6 +106,18 @@ inline DeviceInfo open_device(const char* prog, int index) {
   d.driver = cuda_version_string(drv);
   d.runtime = cuda_version_string(rt);
   return d;
+}
+
+// "a,b,,c" -> {"a", "b", "c"}: the items of a comma-separated option.
+inline std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > pos) items.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return items;
 }
 
 // The fields every record starts with.

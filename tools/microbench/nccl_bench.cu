@@ -203,13 +203,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::vector<std::string> wanted;
-  for (size_t pos = 0; pos <= op_list.size();) {
-    size_t comma = op_list.find(',', pos);
-    if (comma == std::string::npos) comma = op_list.size();
-    if (comma > pos) wanted.push_back(op_list.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
+  const std::vector<std::string> wanted = microbench::split_commas(op_list);
   for (const auto& w : wanted) {
     bool known = false;
     for (const auto& o : kOps) known = known || w == o.name;
