@@ -890,6 +890,18 @@ TEST(SetTest, PredictTakesSettings) {
   EXPECT_NE(r.err.find("--set: cluster.nic.bandwidth=[1,: the value is not valid YAML"),
             std::string::npos)
       << r.err;
+  // A compute format the GPU has no peak for, whichever kind of model.
+  r = run({"predict", "--job", kSourceDir + "/configs/jobs/foundation-baseline.yaml", "--set",
+           "model.precision.compute=fp8", "--nodes", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--set: model.precision.compute=fp8: the GPU of cluster "
+                       "'cloud-a100-4x100g' (A100 SXM4 80GB"),
+            std::string::npos)
+      << r.err;
+  r = run({"predict", "--cluster", kSourceDir + "/configs/clusters/cloud-a100-4x100g.yaml", "--set",
+           "model.compute_dtype=fp8", "--nodes", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("has no peak_flops for fp8"), std::string::npos) << r.err;
   // A target quality without a convergence model to reach it.
   r = run({"predict", "--nodes", "1", "--target", "0.8"});
   EXPECT_EQ(r.status, 2);

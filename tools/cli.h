@@ -60,6 +60,7 @@ models::ScalingStudyOptions parse_study_options(const boost::program_options::va
 struct SimulationInputs {
   models::ClusterSpec cluster;
   models::Workload workload;
+  std::vector<models::ConfigOverride> overrides;  // applied while loading (for error locations)
 };
 SimulationInputs load_simulation_inputs(const boost::program_options::variables_map& vm,
                                         const std::vector<int>& nodes);

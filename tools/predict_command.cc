@@ -196,7 +196,8 @@ SimulationInputs load_configs(const ConfigFiles& files,
                                                : models::load_model_spec(
                                                      path, settings_for(overrides, "model"));
                            }),
-       job}};
+       job},
+      overrides};
   return in;
 }
 
@@ -208,24 +209,21 @@ void check_simulation_inputs(const SimulationInputs& in, const std::vector<int>&
     throw UsageError("model '" + models::model_name(in.workload.model) +
                      "' is a recommender: give --job FILE (batch and sharding)");
   }
-  int largest = 0;
   for (const int n : nodes) {
     if (n > cluster.nodes) {
       throw UsageError("--nodes " + std::to_string(n) + ": cluster '" + cluster.name + "' (" +
                        cluster.source_file + ") has " + std::to_string(cluster.nodes) + " nodes");
     }
-    largest = std::max(largest, n);
   }
-  if (const auto* dense = std::get_if<models::DenseModelSpec>(&in.workload.model)) {
-    models::check_model_fits_cluster(*dense, cluster, largest);
-  } else {
-    const auto& model = std::get<models::RecsysModelSpec>(in.workload.model);
-    if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
-      throw models::ConfigError(model.compute_dtype_location,
-                                "the GPU of cluster '" + cluster.name + "' has no peak_flops for " +
-                                    std::string(models::dtype_name(model.compute_dtype)));
-    }
-  }
+  // At the model's key, or at the setting that changed it.
+  models::load_with_overrides(in.overrides, "model", [&] {
+    std::visit(
+        [&](const auto& m) {
+          models::check_compute_dtype(m.compute_dtype, m.compute_dtype_location, cluster);
+        },
+        in.workload.model);
+    return 0;
+  });
 }
 
 namespace {

@@ -59,13 +59,11 @@ DenseModelSpec load_dense_model_spec(const std::string& path) {
   return parse_dense_model_spec(ConfigNode::load_file(path));
 }
 
-void check_model_fits_cluster(const DenseModelSpec& model, const ClusterSpec& cluster,
-                              int max_nodes) {
-  if (!cluster.gpu.peak_flops_per_s.count(model.compute_dtype)) {
-    throw ConfigError(model.compute_dtype_location,
-                      "the GPU of cluster '" + cluster.name + "' (" + cluster.gpu.model + ", " +
-                          cluster.source_file + ") has no peak_flops for " +
-                          std::string(dtype_name(model.compute_dtype)));
+void check_compute_dtype(Dtype dtype, const SourceLocation& where, const ClusterSpec& cluster) {
+  if (!cluster.gpu.peak_flops_per_s.count(dtype)) {
+    throw ConfigError(where, "the GPU of cluster '" + cluster.name + "' (" + cluster.gpu.model +
+                                 ", " + cluster.source_file + ") has no peak_flops for " +
+                                 std::string(dtype_name(dtype)));
   }
 }
 

@@ -12,9 +12,8 @@ namespace trainsim::models {
 DenseModelSpec load_dense_model_spec(const std::string& path);
 DenseModelSpec parse_dense_model_spec(const ConfigNode& root);
 
-// Checks that span a model and a cluster (for runs of 1 to max_nodes nodes); throws ConfigError at
-// the model's key.
-void check_model_fits_cluster(const DenseModelSpec& model, const ClusterSpec& cluster,
-                              int max_nodes = 1);
+// A model's compute format must have a peak on the cluster's GPU; throws ConfigError at the
+// model's key (`where`).
+void check_compute_dtype(Dtype dtype, const SourceLocation& where, const ClusterSpec& cluster);
 
 }  // namespace trainsim::models

@@ -102,6 +102,12 @@ struct ClusterSpec {
   StorageSpec storage;
   HostSpec host;
   ReliabilitySpec reliability;
+
+  // Host-GPU copy bandwidth: the GPU's measured pinned copy rate, else its PCIe link to the NIC.
+  double host_link_bytes_per_s() const {
+    return gpu.host_to_device_bytes_per_s > 0 ? gpu.host_to_device_bytes_per_s
+                                              : nic.gpu_link.effective_bandwidth();
+  }
 };
 
 // The cluster with only GPUs 0..gpus-1 of each node taking part (e.g. one GPU per node for a

@@ -56,9 +56,7 @@ void add_beyond_the_step(ScalingPoint& p, const ClusterSpec& cluster, const Work
     in.nodes = p.nodes;
     in.gpus = p.gpus;
     in.model_bytes = model_state_bytes(w);
-    in.device_to_host_bytes_per_s = cluster.gpu.host_to_device_bytes_per_s > 0
-                                        ? cluster.gpu.host_to_device_bytes_per_s
-                                        : cluster.nic.gpu_link.effective_bandwidth();
+    in.device_to_host_bytes_per_s = cluster.host_link_bytes_per_s();
     p.checkpoint = checkpoint_cost(in);
     const Time overhead =
         static_cast<Time>(std::llround(static_cast<double>(p.step_time) * p.checkpoint->overhead));
@@ -90,13 +88,7 @@ void fill_speedup_and_efficiency(std::vector<ScalingPoint>& points) {
 }
 
 double model_state_bytes(const Workload& w) {
-  if (const auto* r = std::get_if<RecsysModelSpec>(&w.model)) {
-    double bytes = r->dense_parameters() * (4.0 + r->dense_optimizer.state_bytes_per_parameter);
-    for (const EmbeddingTableSpec& t : r->tables) {
-      bytes += t.rows * (t.row_bytes() + t.dim * r->embedding_optimizer.state_bytes_per_parameter);
-    }
-    return bytes;
-  }
+  if (const auto* r = std::get_if<RecsysModelSpec>(&w.model)) return r->state_bytes();
   // A dense model: its weights and two optimizer moments of the same size.
   return 3.0 * std::get<DenseModelSpec>(w.model).parameter_bytes;
 }

@@ -266,12 +266,12 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   }
 
   // Dense network (replicated), activations and all-to-all buffers, then the same for every group.
-  const double dense_params = model.dense_parameters();
+  const double dense_state = model.dense_state_bytes();
   const double activation_bytes = b * model.activation_bytes_per_example();
   for (int g = 0; g < groups; ++g) {
     for (int r = 0; r < group; ++r) {
       RankLoad l = local[r];
-      l.dense_bytes = dense_params * (4.0 + model.dense_optimizer.state_bytes_per_parameter);
+      l.dense_bytes = dense_state;
       l.activation_bytes = activation_bytes;
       for (int o = 0; o < side; ++o) {
         l.buffer_bytes += ids[r][o] + ids[o][r] + embeddings[r][o] + embeddings[o][r];
@@ -373,8 +373,7 @@ TableWeight table_weight(const EmbeddingTableSpec& t, const ShardingContext& c, 
 // Memory every GPU needs whatever the plan: the dense network with its optimizer state, and
 // activations.
 double fixed_bytes(const ShardingContext& c) {
-  return c.model->dense_parameters() * (4.0 + c.model->dense_optimizer.state_bytes_per_parameter) +
-         c.batch_per_gpu * c.model->activation_bytes_per_example();
+  return c.model->dense_state_bytes() + c.batch_per_gpu * c.model->activation_bytes_per_example();
 }
 
 // Places the tables given as table-wise on the least loaded GPU that has room, largest first.

@@ -103,6 +103,20 @@ double RecsysModelSpec::dense_parameters() const {
   return params;
 }
 
+double RecsysModelSpec::dense_state_bytes() const {
+  return dense_parameters() * (4.0 + dense_optimizer.state_bytes_per_parameter);
+}
+
+double RecsysModelSpec::row_state_bytes(const EmbeddingTableSpec& table) const {
+  return table.row_bytes() + table.dim * embedding_optimizer.state_bytes_per_parameter;
+}
+
+double RecsysModelSpec::state_bytes() const {
+  double bytes = dense_state_bytes();
+  for (const EmbeddingTableSpec& t : tables) bytes += t.rows * row_state_bytes(t);
+  return bytes;
+}
+
 double RecsysModelSpec::activation_bytes_per_example() const {
   double values = 0.0;
   for (const Gemm& g : forward_gemms(1)) values += g.m * g.n;

@@ -82,6 +82,12 @@ struct RecsysModelSpec {
   // The forward GEMMs of one step for `batch` examples on one GPU (backward costs twice these).
   std::vector<Gemm> forward_gemms(double batch) const;
   double dense_parameters() const;
+  // Dense parameters as fp32 master weights plus their optimizer state.
+  double dense_state_bytes() const;
+  // One embedding row with its optimizer state.
+  double row_state_bytes(const EmbeddingTableSpec& table) const;
+  // Everything a checkpoint holds: the dense state and every table row with its state.
+  double state_bytes() const;
   // Activation bytes kept for backward per example (layer outputs in the compute format).
   double activation_bytes_per_example() const;
   // Bytes of one example's input: dense features, ids (int64), label.

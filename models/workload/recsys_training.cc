@@ -123,13 +123,12 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
 
   // Durations that do not depend on the step.
   const DenseTimes dense = recsys_dense_times(model, cluster.gpu, batch);
-  const double h2d_bw = cluster.gpu.host_to_device_bytes_per_s > 0
-                            ? cluster.gpu.host_to_device_bytes_per_s
-                            : cluster.nic.gpu_link.effective_bandwidth();
+  const double h2d_bw = cluster.host_link_bytes_per_s();
   const Time h2d = h2d_bw > 0 ? transfer_time(batch * model.input_bytes_per_example(), h2d_bw) : 0;
   const double dense_params = model.dense_parameters();
+  // The optimizer reads and writes the dense state once.
   const Time dense_update =
-      transfer_time(dense_params * 2 * (4.0 + model.dense_optimizer.state_bytes_per_parameter),
+      transfer_time(2 * model.dense_state_bytes(),
                     cluster.gpu.hbm_bandwidth_bytes_per_s * cluster.gpu.hbm_efficiency);
   // Dense gradient buckets, DDP-style: the backward of the top part (transformer, interaction,
   // top MLP) runs in reverse layer order in chunks of about equal parameter bytes, each chunk's
