@@ -93,8 +93,10 @@ void FlowNetwork::transmitted(FlowId id) {
       const FlowId moved = link.flows.back();
       link.flows[slot] = moved;
       link.flows.pop_back();
-      if (moved != id) {
-        // Find which position of `moved`'s route is this link and fix its slot.
+      f.slots[i] = std::numeric_limits<std::uint32_t>::max();  // this appearance is gone
+      {
+        // Find which position of `moved`'s route is this link and fix its slot (`moved` may be
+        // this flow itself, when its route crosses the link more than once).
         FlowState& m = flows_[moved];
         const auto moved_route = router_.links(m.route);
         for (std::size_t j = 0; j < moved_route.size(); ++j) {

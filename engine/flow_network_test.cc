@@ -39,6 +39,51 @@ TEST(FlowNetworkTest, LoneFlowTakesLatencyPlusBytesOverBottleneck) {
   EXPECT_EQ(net.uncontended_time(route, 1e9), done);
 }
 
+TEST(FlowNetworkTest, ExplicitRouteLoadsALinkOncePerAppearance) {
+  // Links a (100 GB/s, 1 us) and b (60 GB/s, 2 us). Route a, b, a: link a carries the flow twice,
+  // so its share is 100 / 2 = 50 GB/s, below b's 60. 1 GB takes 20 ms at 50 GB/s; the route's
+  // latency counts a twice: 1 + 2 + 1 = 4 us.
+  Chain chain({100 * kGBps, 60 * kGBps}, {kMicrosecond, 2 * kMicrosecond});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const std::vector<LinkId> links = {0, 1, 0};
+  const RouteId route = net.router().add_route(links);
+  EXPECT_EQ(net.router().latency(route), 4 * kMicrosecond);
+  EXPECT_DOUBLE_EQ(net.router().bottleneck_bandwidth(route), 50 * kGBps);
+  Time done = -1;
+  net.start(route, 1e9, [&] { done = sim.now(); });
+  sim.run();
+  EXPECT_EQ(done, 4 * kMicrosecond + 20 * kMillisecond);
+  EXPECT_EQ(net.uncontended_time(route, 1e9), done);
+}
+
+TEST(FlowNetworkTest, AFlowCrossingALinkTwiceCountsTwiceInTheFairShare) {
+  // One 90 GB/s link; flow A crosses it twice, flow B once. Max-min on rates with 2 rA + rB <= 90:
+  // rA = rB = 30 GB/s. B (0.3 GB) ends at 10 ms; A then has the link to itself at 45 GB/s, with
+  // 0.9 - 0.3 = 0.6 GB left: 13.33 ms more.
+  Chain chain({90 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const std::vector<LinkId> twice = {0, 0};
+  const RouteId route = net.router().add_route(twice);
+  Time a_done = -1;
+  Time b_done = -1;
+  const FlowId a = net.start(route, 0.9e9, [&] { a_done = sim.now(); });
+  const FlowId b = net.start(chain.v[0], chain.v[1], 0.3e9, [&] { b_done = sim.now(); });
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(a), 30 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(b), 30 * kGBps);
+  sim.run();
+  EXPECT_EQ(b_done, 10 * kMillisecond);
+  EXPECT_EQ(a_done, 10 * kMillisecond + transfer_time(0.6e9, 45 * kGBps));
+  // Slot bookkeeping with repeated links: flows that cross the link twice and once, finishing in
+  // every order, leave it empty.
+  for (int i = 0; i < 3; ++i) net.start(route, 1e6 * (i + 1), [] {});
+  for (int i = 0; i < 3; ++i) net.start(chain.v[0], chain.v[1], 2e6 * (3 - i), [] {});
+  sim.run();
+  EXPECT_EQ(net.active_flow_count(), 0u);
+}
+
 TEST(FlowNetworkTest, TwoFlowsOnOneLinkGetHalfEach) {
   Chain chain({100 * kGBps}, {0});
   Simulation sim;

@@ -128,6 +128,27 @@ RouteId Router::route(VertexId src, VertexId dst) {
   return id;
 }
 
+RouteId Router::add_route(std::span<const LinkId> links) {
+  const std::uint64_t first = route_links_.size();
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
+  Time latency = 0;
+  double bottleneck = std::numeric_limits<double>::infinity();
+  std::vector<LinkId> sorted(links.begin(), links.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size();) {
+    TRAINSIM_ASSERT(sorted[i] < topology_.link_count(), "route over an unknown link");
+    std::size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    const Link& link = topology_.link(sorted[i]);
+    latency += link.latency * static_cast<Time>(j - i);
+    bottleneck = std::min(bottleneck, link.bandwidth_bytes_per_s / static_cast<double>(j - i));
+    i = j;
+  }
+  const auto id = static_cast<RouteId>(routes_.size());
+  routes_.push_back(RouteInfo{first, static_cast<std::uint32_t>(links.size()), latency, bottleneck});
+  return id;
+}
+
 std::span<const LinkId> Router::links(RouteId id) const {
   const RouteInfo& info = routes_[id];
   return {route_links_.data() + info.first, info.length};

@@ -36,6 +36,13 @@ class Router {
   // empty route.
   RouteId route(VertexId src, VertexId dst);
 
+  // A route given link by link (not looked up, not cached): consecutive links need not meet, and
+  // a link may appear several times. A flow on it loads each link once per appearance, the way a
+  // pipelined ring or tree channel, whose every hop carries the same rate, loads the links its
+  // hops share. Latency is the sum over appearances, the bottleneck the smallest
+  // bandwidth / appearances.
+  RouteId add_route(std::span<const LinkId> links);
+
   std::span<const LinkId> links(RouteId id) const;
   // Sum of the latencies of the route's links.
   Time latency(RouteId id) const { return routes_[id].latency; }
