@@ -129,6 +129,12 @@ RouteId Router::route(VertexId src, VertexId dst) {
 }
 
 RouteId Router::add_route(std::span<const LinkId> links) {
+  std::uint64_t hash = mix64(links.size());
+  for (const LinkId l : links) hash = mix64(hash ^ l);
+  for (auto [it, end] = explicit_.equal_range(hash); it != end; ++it) {
+    const auto existing = this->links(it->second);
+    if (std::equal(existing.begin(), existing.end(), links.begin(), links.end())) return it->second;
+  }
   const std::uint64_t first = route_links_.size();
   route_links_.insert(route_links_.end(), links.begin(), links.end());
   Time latency = 0;
@@ -146,6 +152,7 @@ RouteId Router::add_route(std::span<const LinkId> links) {
   }
   const auto id = static_cast<RouteId>(routes_.size());
   routes_.push_back(RouteInfo{first, static_cast<std::uint32_t>(links.size()), latency, bottleneck});
+  explicit_.emplace(hash, id);
   return id;
 }
 

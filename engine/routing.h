@@ -36,7 +36,8 @@ class Router {
   // empty route.
   RouteId route(VertexId src, VertexId dst);
 
-  // A route given link by link (not looked up, not cached): consecutive links need not meet, and
+  // A route given link by link (not looked up; the same list twice gives the same id): consecutive
+  // links need not meet, and
   // a link may appear several times. A flow on it loads each link once per appearance, the way a
   // pipelined ring or tree channel, whose every hop carries the same rate, loads the links its
   // hops share. Latency is the sum over appearances, the bottleneck the smallest
@@ -68,6 +69,7 @@ class Router {
   std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty
   std::vector<VertexId> dag_order_;                     // sources with a DAG, oldest first
   std::unordered_map<std::uint64_t, RouteId> cache_;
+  std::unordered_multimap<std::uint64_t, RouteId> explicit_;  // by hash of the link list
   std::vector<RouteInfo> routes_;
   std::vector<LinkId> route_links_;
 };

@@ -12,6 +12,8 @@
 #include <unsupported/Eigen/LevenbergMarquardt>
 #include <unsupported/Eigen/NumericalDiff>
 
+#include <tbb/parallel_for.h>
+
 #include "engine/check.h"
 #include "engine/routing.h"
 #include "models/collectives/algorithms.h"
@@ -25,14 +27,27 @@ RunShape run_shape(const MeasuredRun& m, const ClusterSpec& cluster) {
   auto fail = [&](const std::string& message) -> void {
     throw ConfigError(m.source, run.first_line, 1, "", message);
   };
-  if (run.ranks <= 0) fail("the log lists no ranks ('# Rank N ... on HOST device D' lines)");
   RunShape shape;
-  shape.nodes = run.nodes();
-  if (run.ranks % shape.nodes != 0) {
-    fail(std::to_string(run.ranks) + " ranks do not split evenly over " +
-         std::to_string(shape.nodes) + " hosts");
+  if (m.shape) {
+    shape = *m.shape;
+  } else {
+    if (run.ranks <= 0) {
+      fail("the log lists no ranks ('# Rank N ... on HOST device D' lines): give the run's nodes "
+           "and gpus_per_node");
+    }
+    const int hosts = run.nodes();
+    const int per_node = std::max(1, cluster.intra_node.hosts);
+    if (hosts % per_node != 0) {
+      fail(std::to_string(hosts) + " hosts do not make whole nodes of " + std::to_string(per_node) +
+           " hosts (intra_node.hosts of cluster '" + cluster.name + "')");
+    }
+    shape.nodes = hosts / per_node;
+    if (run.ranks % shape.nodes != 0) {
+      fail(std::to_string(run.ranks) + " ranks do not split evenly over " +
+           std::to_string(shape.nodes) + " nodes");
+    }
+    shape.gpus_per_node = run.ranks / shape.nodes;
   }
-  shape.gpus_per_node = run.ranks / shape.nodes;
   if (shape.nodes > cluster.nodes) {
     fail("the run used " + std::to_string(shape.nodes) + " nodes; cluster '" + cluster.name +
          "' has " + std::to_string(cluster.nodes));
@@ -44,20 +59,6 @@ RunShape run_shape(const MeasuredRun& m, const ClusterSpec& cluster) {
   return shape;
 }
 
-Algorithm default_algorithm(CollectiveOp op, const ClusterSpec& cluster, int nodes) {
-  switch (op) {
-    case CollectiveOp::kAllReduce:
-      return is_applicable(Algorithm::kNvls, op, cluster, nodes) ? Algorithm::kNvls
-                                                                 : Algorithm::kRing;
-    case CollectiveOp::kAllToAll:
-      return Algorithm::kDirect;
-    case CollectiveOp::kSendRecv:
-      return Algorithm::kP2p;
-    default:
-      return Algorithm::kRing;
-  }
-}
-
 std::optional<Algorithm> algorithm_in_file_name(const std::string& path) {
   std::string base =
       path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
@@ -67,7 +68,7 @@ std::optional<Algorithm> algorithm_in_file_name(const std::string& path) {
   for (auto it = std::sregex_iterator(base.begin(), base.end(), word); it != std::sregex_iterator();
        ++it) {
     const std::string w = it->str();
-    if (w == "ring" || w == "tree" || w == "nvls") return parse_algorithm(w);
+    if (w == "ring" || w == "tree" || w == "nvls" || w == "nvlstree") return parse_algorithm(w);
   }
   return std::nullopt;
 }
@@ -76,7 +77,10 @@ std::vector<MeasuredRun> measured_runs(const NcclTestsLog& log, std::optional<Al
   std::vector<MeasuredRun> out;
   const auto named = forced ? forced : algorithm_in_file_name(log.file);
   for (const NcclTestsRun& run : log.runs) {
-    MeasuredRun m{log.file, run, std::nullopt};
+    MeasuredRun m;
+    m.source = log.file;
+    m.run = run;
+    m.gpus_per_thread = std::max(1, log.gpus_per_thread);
     // A name in the file applies to the operations it can run (e.g. NVLS to all-reduce).
     if (named && (forced || run.op == CollectiveOp::kAllReduce)) m.algorithm = named;
     out.push_back(m);
@@ -84,16 +88,37 @@ std::vector<MeasuredRun> measured_runs(const NcclTestsLog& log, std::optional<Al
   return out;
 }
 
+ClusterSpec cluster_for_run(const ClusterSpec& cluster, const MeasuredRun& m) {
+  const RunShape shape = run_shape(m, cluster);
+  ClusterSpec spec = restrict_gpus_per_node(cluster, shape.gpus_per_node);
+  for (const auto& [name, value] : m.env) {
+    const std::string error = apply_nccl_env(spec.collectives, name, value);
+    if (!error.empty()) throw ConfigError(m.source, m.run.first_line, 1, name, error);
+  }
+  if (m.algorithm) spec.collectives.algorithms = {*m.algorithm};
+  return spec;
+}
+
+namespace {
+
+double measured_time(const NcclTestsRow& r) {
+  // Both columns run the same operation; noise only slows one down.
+  if (std::isfinite(r.in_place_time_us) && r.in_place_time_us > 0) {
+    return std::min(r.time_us, r.in_place_time_us);
+  }
+  return r.time_us;
+}
+
+}  // namespace
+
 std::vector<FitRow> predict_runs(const ClusterSpec& cluster, const std::vector<MeasuredRun>& runs) {
   std::vector<FitRow> rows;
   for (const MeasuredRun& m : runs) {
     const RunShape shape = run_shape(m, cluster);
-    const ClusterSpec spec = restrict_gpus_per_node(cluster, shape.gpus_per_node);
-    const Algorithm algorithm =
-        m.algorithm ? *m.algorithm : default_algorithm(m.run.op, spec, shape.nodes);
-    if (!is_applicable(algorithm, m.run.op, spec, shape.nodes)) {
+    const ClusterSpec spec = cluster_for_run(cluster, m);
+    if (m.algorithm && !is_applicable(*m.algorithm, m.run.op, spec, shape.nodes)) {
       throw ConfigError(m.source, m.run.first_line, 1, "",
-                        std::string(algorithm_name(algorithm)) + " cannot run " +
+                        std::string(algorithm_name(*m.algorithm)) + " cannot run " +
                             std::string(collective_name(m.run.op)) + " on " +
                             std::to_string(shape.nodes) + " node(s) of cluster '" + cluster.name +
                             "'");
@@ -101,40 +126,47 @@ std::vector<FitRow> predict_runs(const ClusterSpec& cluster, const std::vector<M
     const ClusterTopology topology = build_cluster_topology(spec, shape.nodes);
     Router router(topology.topology);
     AnalyticCache cache;
-    const double factor = bus_bandwidth_factor(m.run.op, m.run.ranks);
+    const int ranks = shape.nodes * shape.gpus_per_node;
+    const double factor = bus_bandwidth_factor(m.run.op, ranks);
     for (const NcclTestsRow& r : m.run.rows) {
+      if (r.size_bytes <= 0) continue;
       FitRow row;
       row.source = m.source;
       row.op = m.run.op;
-      row.algorithm = algorithm;
       row.line = r.line;
       row.size_bytes = r.size_bytes;
-      row.measured_us = r.time_us;
-      row.measured_busbw = r.busbw_gb_per_s;
-      const Time t = analytic_collective_time(
-          router, spec, topology, {m.run.op, algorithm, static_cast<double>(r.size_bytes), 0},
-          &cache);
-      row.predicted_us = to_microseconds(t);
+      row.measured_us = measured_time(r);
+      const PickedAlgorithm picked =
+          pick_algorithm(router, spec, topology, m.run.op, static_cast<double>(r.size_bytes),
+                         &cache, m.gpus_per_thread);
+      row.algorithm = picked.algorithm;
+      row.protocol = picked.protocol;
+      row.predicted_us = to_microseconds(picked.analytic_time);
       row.predicted_busbw =
           row.predicted_us > 0 ? r.size_bytes / (row.predicted_us * 1e3) * factor : 0.0;
       // Measured busbw from size and time, not the rounded printed figure.
-      const double measured_busbw = r.size_bytes / (r.time_us * 1e3) * factor;
-      row.error =
-          measured_busbw > 0 ? (row.predicted_busbw - measured_busbw) / measured_busbw : 0.0;
+      row.measured_busbw = r.size_bytes / (row.measured_us * 1e3) * factor;
+      row.error = row.measured_busbw > 0
+                      ? (row.predicted_busbw - row.measured_busbw) / row.measured_busbw
+                      : 0.0;
       rows.push_back(row);
     }
   }
   return rows;
 }
 
-std::vector<SourceError> summarize_errors(const std::vector<FitRow>& rows, double min_bytes) {
+std::vector<SourceError> summarize_errors(const std::vector<FitRow>& rows, double min_bytes,
+                                          bool per_collective) {
   std::vector<SourceError> out;
   for (const FitRow& r : rows) {
     if (r.size_bytes < min_bytes) continue;
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const SourceError& e) { return e.source == r.source; });
+    const std::optional<CollectiveOp> op =
+        per_collective ? std::optional<CollectiveOp>(r.op) : std::nullopt;
+    auto it = std::find_if(out.begin(), out.end(), [&](const SourceError& e) {
+      return e.source == r.source && e.op == op;
+    });
     if (it == out.end()) {
-      out.push_back(SourceError{r.source});
+      out.push_back(SourceError{r.source, op});
       it = out.end() - 1;
     }
     ++it->rows;
@@ -147,10 +179,11 @@ std::vector<SourceError> summarize_errors(const std::vector<FitRow>& rows, doubl
 
 namespace {
 
-// One fitted quantity: how it is stored in the cluster spec and how the optimiser sees it.
+// One fitted quantity: how it is stored in a cluster and how the optimiser sees it.
 struct Parameter {
   std::string key;
   std::string unit;
+  int system = -1;        // -1: shared by all systems
   bool fraction = false;  // in (0, 1) via a logistic; else positive via exp
   double initial = 0.0;
   std::function<void(ClusterSpec&, double)> apply;
@@ -162,218 +195,359 @@ struct Parameter {
     }
     return initial * std::exp(x);
   }
+  double derivative(double x) const {
+    if (fraction) {
+      const double v = value(x);
+      return v * (1.0 - v);
+    }
+    return value(x);
+  }
 };
 
-constexpr double kPriorWeight = 0.01;  // pulls unidentifiable parameters to their starting value
+// Pulls a parameter the logs say little about to its starting value, weakly.
+constexpr double kPriorWeight = 0.02;
 constexpr double kScoredBytes = 1024.0 * 1024.0;
 constexpr double kSmallSizeWeight = 0.3;
-// Channel count a fitted algorithm may ramp up to (NCCL runs up to 32 channels on H100; 16 lets a
-// channel be at most an eighth of... enough resolution for the ramps the logs show).
-constexpr int kFittedChannels = 16;
 
-double clamp_fraction(double v) { return std::clamp(v, 0.05, 0.98); }
+double clamp_fraction(double v) { return std::clamp(v, 0.05, 0.995); }
 
-std::vector<Parameter> parameters_for(const ClusterSpec& base, const std::vector<MeasuredRun>& runs,
-                                      std::set<Algorithm>& used) {
-  bool inside = false;
-  bool across = false;
-  for (const MeasuredRun& m : runs) {
-    const RunShape shape = run_shape(m, base);
-    inside |= shape.gpus_per_node > 1;
-    across |= shape.nodes > 1;
-    const ClusterSpec spec = restrict_gpus_per_node(base, shape.gpus_per_node);
-    used.insert(m.algorithm ? *m.algorithm : default_algorithm(m.run.op, spec, shape.nodes));
+// What the runs of a system exercise.
+struct Exercised {
+  bool inside = false;    // GPUs of a node talk (NVLink or PCIe)
+  bool pcie = false;      // ... over PCIe
+  bool across = false;    // nodes talk over NICs
+  bool p2p = false;       // point-to-point operations
+  bool p2p_net = false;   // ... across nodes
+  bool launch = false;    // small messages (launch cost visible)
+};
+
+Exercised exercised(const SystemRuns& s) {
+  Exercised e;
+  for (const MeasuredRun& m : s.runs) {
+    const RunShape shape = run_shape(m, s.cluster);
+    e.inside |= shape.gpus_per_node > 1;
+    e.pcie |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric == IntraNodeFabric::kPcie;
+    e.across |= shape.nodes > 1;
+    const bool p2p = m.run.op == CollectiveOp::kAllToAll || m.run.op == CollectiveOp::kSendRecv;
+    e.p2p |= p2p;
+    e.p2p_net |= p2p && shape.nodes > 1;
+    for (const NcclTestsRow& r : m.run.rows) e.launch |= r.size_bytes < kScoredBytes;
   }
+  return e;
+}
+
+std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bool shared) {
+  Exercised any;
   std::vector<Parameter> params;
-  auto latency_start = [](Time t) { return std::max(to_seconds(t), 0.2e-6); };
-  const std::string intra = "intra_node.gpu_link";
-  if (inside) {
-    params.push_back(
-        {intra + ".latency", "s", false, latency_start(base.intra_node.gpu_link.latency),
-         [](ClusterSpec& c, double v) { c.intra_node.gpu_link.latency = time_from_seconds(v); }});
-    params.push_back({intra + ".efficiency", "", true,
-                      clamp_fraction(base.intra_node.gpu_link.efficiency),
-                      [](ClusterSpec& c, double v) { c.intra_node.gpu_link.efficiency = v; }});
-  }
-  if (across) {
-    params.push_back({"nic.latency", "s", false, latency_start(base.nic.link.latency),
-                      [](ClusterSpec& c, double v) { c.nic.link.latency = time_from_seconds(v); }});
-    params.push_back({"nic.efficiency", "", true, clamp_fraction(base.nic.link.efficiency),
-                      [](ClusterSpec& c, double v) { c.nic.link.efficiency = v; }});
-  }
-  const double link = std::max(inside ? base.intra_node.gpu_link.effective_bandwidth() : 0.0,
-                               across ? base.nic.link.effective_bandwidth() : 0.0);
-  for (const Algorithm a : used) {
-    for (const Protocol p : base.collectives.protocols(a)) {
-      const std::string key = "collectives.algorithms." + std::string(algorithm_name(a)) + "." +
-                              std::string(protocol_name(p));
-      const AlgorithmTuning t = base.collectives.of(a, p);
-      params.push_back({key + ".software_latency", "s", false,
-                        std::max(to_seconds(t.software_latency), 2e-6),
-                        [a, p](ClusterSpec& c, double v) {
-                          c.collectives.at(a, p).software_latency = time_from_seconds(v);
-                        }});
-      // Ring (Simple) efficiency anchors the links' achieved bandwidth; the rest is relative to it.
-      if (a != Algorithm::kRing || p != Protocol::kSimple) {
-        params.push_back(
-            {key + ".efficiency", "", true, clamp_fraction(t.efficiency),
-             [a, p](ClusterSpec& c, double v) { c.collectives.at(a, p).efficiency = v; }});
-      }
-      // Channel ramp: messages use more channels (thread blocks, each with limited throughput)
-      // as they grow, up to kFittedChannels. Unless given, starts with an eighth of the link per
-      // channel and a channel per MiB (the link's full bandwidth from 8 MiB).
-      params.push_back({key + ".channel_bandwidth", "B/s", false,
-                        std::isfinite(t.channel_bandwidth) ? t.channel_bandwidth : link / 8,
-                        [a, p](ClusterSpec& c, double v) {
-                          c.collectives.at(a, p).channel_bandwidth = v;
-                          c.collectives.at(a, p).max_channels = kFittedChannels;
-                        }});
-      params.push_back(
-          {key + ".bytes_per_channel", "B", false,
-           t.bytes_per_channel > 0 ? t.bytes_per_channel : 1024.0 * 1024,
-           [a, p](ClusterSpec& c, double v) { c.collectives.at(a, p).bytes_per_channel = v; }});
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    if (systems[i].runs.empty()) continue;
+    const Exercised e = exercised(systems[i]);
+    any.inside |= e.inside;
+    any.pcie |= e.pcie;
+    any.across |= e.across;
+    any.p2p |= e.p2p;
+    any.p2p_net |= e.p2p_net;
+    any.launch |= e.launch;
+    const ClusterSpec& c = systems[i].cluster;
+    const int sys = static_cast<int>(i);
+    if (e.inside) {
+      params.push_back({"intra_node.gpu_link.efficiency", "", sys, true,
+                        clamp_fraction(c.intra_node.gpu_link.efficiency),
+                        [](ClusterSpec& s, double v) { s.intra_node.gpu_link.efficiency = v; }});
     }
+    if (e.across) {
+      params.push_back({"nic.efficiency", "", sys, true, clamp_fraction(c.nic.link.efficiency),
+                        [](ClusterSpec& s, double v) { s.nic.link.efficiency = v; }});
+    }
+  }
+  if (!shared) return params;
+  const CollectiveTuning& t = systems.front().cluster.collectives;
+  if (any.launch || any.inside || any.across) {
+    params.push_back({"collectives.launch_latency", "s", -1, false,
+                      std::max(to_seconds(t.launch_latency), 0.5e-6),
+                      [](ClusterSpec& s, double v) {
+                        s.collectives.launch_latency = time_from_seconds(v);
+                      }});
+  }
+  if (any.inside && !any.pcie) {
+    params.push_back({"collectives.nvlink_latency_scale", "", -1, false, t.nvlink_latency_scale,
+                      [](ClusterSpec& s, double v) { s.collectives.nvlink_latency_scale = v; }});
+  }
+  if (any.pcie) {
+    params.push_back({"collectives.pcie_latency_scale", "", -1, false, t.pcie_latency_scale,
+                      [](ClusterSpec& s, double v) { s.collectives.pcie_latency_scale = v; }});
+  }
+  if (any.across) {
+    params.push_back({"collectives.network_latency_scale", "", -1, false,
+                      t.network_latency_scale,
+                      [](ClusterSpec& s, double v) { s.collectives.network_latency_scale = v; }});
+  }
+  if (any.p2p_net) {
+    params.push_back({"collectives.p2p_channel_bandwidth", "B/s", -1, false,
+                      t.p2p_channel_bandwidth, [](ClusterSpec& s, double v) {
+                        s.collectives.p2p_channel_bandwidth = v;
+                      }});
+  }
+  if (any.p2p && any.inside) {
+    params.push_back({"collectives.p2p_nvlink_channel_bandwidth", "B/s", -1, false,
+                      t.p2p_nvlink_channel_bandwidth, [](ClusterSpec& s, double v) {
+                        s.collectives.p2p_nvlink_channel_bandwidth = v;
+                      }});
+  }
+  if (any.p2p) {
+    params.push_back({"collectives.p2p_efficiency", "", -1, true, clamp_fraction(t.p2p_efficiency),
+                      [](ClusterSpec& s, double v) { s.collectives.p2p_efficiency = v; }});
   }
   return params;
 }
 
-ClusterSpec apply(const ClusterSpec& base, const std::vector<Parameter>& params,
-                  const Eigen::VectorXd& x) {
-  ClusterSpec spec = base;
-  for (std::size_t i = 0; i < params.size(); ++i)
-    params[i].apply(spec, params[i].value(x[static_cast<Eigen::Index>(i)]));
-  return spec;
+std::vector<ClusterSpec> apply(const std::vector<SystemRuns>& systems,
+                               const std::vector<Parameter>& params, const Eigen::VectorXd& x) {
+  std::vector<ClusterSpec> out;
+  for (const SystemRuns& s : systems) out.push_back(s.cluster);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const double v = params[i].value(x[static_cast<Eigen::Index>(i)]);
+    if (params[i].system >= 0) {
+      params[i].apply(out[params[i].system], v);
+    } else {
+      for (ClusterSpec& c : out) params[i].apply(c, v);
+    }
+  }
+  return out;
+}
+
+int row_count(const std::vector<SystemRuns>& systems) {
+  int rows = 0;
+  for (const SystemRuns& s : systems) {
+    for (const MeasuredRun& m : s.runs) {
+      for (const NcclTestsRow& r : m.run.rows) rows += r.size_bytes > 0;
+    }
+  }
+  return rows;
+}
+
+double residual(const FitRow& r) {
+  const double weight = r.size_bytes >= kScoredBytes ? 1.0 : kSmallSizeWeight;
+  return weight * (r.predicted_us > 0 ? std::log(r.predicted_us / r.measured_us) : 10.0);
 }
 
 struct Objective : Eigen::DenseFunctor<double> {
-  Objective(const ClusterSpec& base, const std::vector<MeasuredRun>& runs,
-            const std::vector<Parameter>& params, int rows)
+  Objective(const std::vector<SystemRuns>& systems, const std::vector<Parameter>& params, int rows)
       : Eigen::DenseFunctor<double>(static_cast<int>(params.size()),
                                     rows + static_cast<int>(params.size())),
-        base(base),
-        runs(runs),
+        systems(systems),
         params(params) {}
 
   int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& residuals) const {
-    const auto rows = predict_runs(apply(base, params, x), runs);
+    const auto clusters = apply(systems, params, x);
     Eigen::Index i = 0;
-    for (const FitRow& r : rows) {
-      // Sizes of at least 1 MiB (those users scale with, and that validation scores) weigh
-      // fully; smaller ones still pin the latencies.
-      const double weight = r.size_bytes >= kScoredBytes ? 1.0 : kSmallSizeWeight;
-      residuals[i++] =
-          weight * (r.predicted_us > 0 ? std::log(r.predicted_us / r.measured_us) : 10.0);
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      if (systems[s].runs.empty()) continue;
+      for (const FitRow& r : predict_runs(clusters[s], systems[s].runs)) residuals[i++] = residual(r);
     }
     for (Eigen::Index j = 0; j < x.size(); ++j) residuals[i++] = kPriorWeight * x[j];
     return 0;
   }
 
-  const ClusterSpec& base;
-  const std::vector<MeasuredRun>& runs;
+  const std::vector<SystemRuns>& systems;
   const std::vector<Parameter>& params;
 };
 
-struct Fit {
-  ClusterSpec cluster;
-  std::vector<FittedParameter> parameters;
-  double cost = 0.0;
-};
-
-Fit fit(const ClusterSpec& base, const std::vector<MeasuredRun>& runs,
-        const std::vector<Parameter>& params, int rows) {
+Eigen::VectorXd minimize(const std::vector<SystemRuns>& systems,
+                         const std::vector<Parameter>& params, int rows) {
   Eigen::VectorXd x = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(params.size()));
-  Objective objective(base, runs, params, rows);
-  Eigen::NumericalDiff<Objective> numeric(objective, 1e-4);
+  if (params.empty()) return x;
+  Objective objective(systems, params, rows);
+  Eigen::NumericalDiff<Objective> numeric(objective, 1e-5);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Objective>> lm(numeric);
-  lm.setMaxfev(400 * static_cast<int>(params.size() + 1));
-  lm.setXtol(1e-10);
-  lm.setFtol(1e-12);
+  lm.setMaxfev(60 * static_cast<int>(params.size() + 1));
+  lm.setXtol(1e-8);
+  lm.setFtol(1e-10);
   lm.minimize(x);
-  Fit out;
-  out.cluster = apply(base, params, x);
-  Eigen::VectorXd residuals(rows + static_cast<Eigen::Index>(params.size()));
-  objective(x, residuals);
-  out.cost = residuals.squaredNorm();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    out.parameters.push_back(
-        {params[i].key, params[i].value(x[static_cast<Eigen::Index>(i)]), params[i].unit});
+  return x;
+}
+
+// Standard uncertainties of the values at x: covariance s^2 (J^T J)^-1 of the linearised fit,
+// s^2 the residual variance of the data rows.
+std::vector<double> uncertainties(const std::vector<SystemRuns>& systems,
+                                  const std::vector<Parameter>& params, int rows,
+                                  const Eigen::VectorXd& x) {
+  const auto n = static_cast<Eigen::Index>(params.size());
+  std::vector<double> out(params.size(), 0.0);
+  if (n == 0) return out;
+  Objective objective(systems, params, rows);
+  Eigen::NumericalDiff<Objective, Eigen::Central> numeric(objective, 1e-4);
+  Eigen::MatrixXd jacobian(rows + n, n);
+  numeric.df(x, jacobian);
+  Eigen::VectorXd r(rows + n);
+  objective(x, r);
+  const double rss = r.head(rows).squaredNorm();
+  const double dof = std::max<double>(1.0, static_cast<double>(rows - n));
+  const Eigen::MatrixXd information = jacobian.transpose() * jacobian;
+  const Eigen::MatrixXd covariance =
+      (rss / dof) * information.completeOrthogonalDecomposition().pseudoInverse();
+  for (Eigen::Index j = 0; j < n; ++j) {
+    out[j] = std::abs(params[j].derivative(x[j])) * std::sqrt(std::max(0.0, covariance(j, j)));
   }
   return out;
 }
 
+// Fits parameter j alone on one log's runs (the others held at x): its value and uncertainty.
+std::pair<double, double> fit_alone(const std::vector<SystemRuns>& systems,
+                                    const std::vector<Parameter>& params, const Eigen::VectorXd& x,
+                                    std::size_t j, std::size_t system, const std::string& source) {
+  std::vector<SystemRuns> one = systems;
+  for (std::size_t s = 0; s < one.size(); ++s) {
+    auto& runs = one[s].runs;
+    runs.erase(std::remove_if(runs.begin(), runs.end(),
+                              [&](const MeasuredRun& m) { return s != system || m.source != source; }),
+               runs.end());
+  }
+  // Hold the others by baking them into the clusters.
+  const auto clusters = apply(systems, params, x);
+  for (std::size_t s = 0; s < one.size(); ++s) one[s].cluster = clusters[s];
+  Parameter p = params[j];
+  p.initial = p.value(x[static_cast<Eigen::Index>(j)]);
+  if (p.fraction) p.initial = clamp_fraction(p.initial);
+  const std::vector<Parameter> single = {p};
+  const int rows = row_count(one);
+  const Eigen::VectorXd xj = minimize(one, single, rows);
+  const double sigma = uncertainties(one, single, rows, xj)[0];
+  return {single[0].value(xj[0]), sigma};
+}
+
 }  // namespace
 
-CalibrationResult calibrate_collectives(const ClusterSpec& base,
-                                        const std::vector<MeasuredRun>& runs) {
-  TRAINSIM_ASSERT(!runs.empty(), "nothing to calibrate against");
-  std::set<Algorithm> used;
-  std::vector<Parameter> params = parameters_for(base, runs, used);
-  int rows = 0;
-  for (const MeasuredRun& m : runs) rows += static_cast<int>(m.run.rows.size());
-
-  // The channel ramps make the problem non-convex. Fit once, then for each algorithm in turn try
-  // restarting its ramp from several lengths (the size at which a message reaches all its
-  // channels), keeping any restart that lowers the cost.
-  Fit best = fit(base, runs, params, rows);
-  const double mib = 1024.0 * 1024.0;
-  auto refit_from = [&](const ClusterSpec& start) {
-    std::set<Algorithm> ignored;
-    Fit candidate = fit(start, runs, parameters_for(start, runs, ignored), rows);
-    if (candidate.cost < best.cost) best = std::move(candidate);
-  };
-  auto restart_ramps = [&](Algorithm a, Protocol p) {
-    for (const double reach : {1 * mib, 16 * mib, 256 * mib, 2048 * mib}) {
-      ClusterSpec start = best.cluster;
-      AlgorithmTuning& t = start.collectives.at(a, p);
-      t.bytes_per_channel = reach / kFittedChannels;
-      t.channel_bandwidth = std::numeric_limits<double>::infinity();  // restart from link / 8
-      refit_from(start);
-    }
-  };
-  for (const Algorithm a : used) restart_ramps(a, Protocol::kSimple);
-  // A second protocol (NCCL's LL128: lower latency, less bandwidth) where it helps: NCCL picks
-  // the faster per size, and so does the model.
-  for (const Algorithm a : used) {
-    // Only runs with small messages say anything about a low-latency protocol.
-    bool small = false;
-    for (const MeasuredRun& m : runs) {
-      const RunShape shape = run_shape(m, base);
-      const ClusterSpec spec = restrict_gpus_per_node(base, shape.gpus_per_node);
-      const Algorithm used_here =
-          m.algorithm ? *m.algorithm : default_algorithm(m.run.op, spec, shape.nodes);
-      for (const NcclTestsRow& r : m.run.rows)
-        small |= used_here == a && r.size_bytes < kScoredBytes;
-    }
-    if (!small) continue;
-    const double before = best.cost;
-    const ClusterSpec keep = best.cluster;
-    const std::vector<FittedParameter> keep_parameters = best.parameters;
-    ClusterSpec start = best.cluster;
-    AlgorithmTuning low = start.collectives.of(a, Protocol::kSimple);
-    low.software_latency = low.software_latency / 2;
-    low.efficiency = 0.5;
-    low.channel_bandwidth = std::numeric_limits<double>::infinity();
-    low.bytes_per_channel = 0.0;
-    start.collectives.at(a, Protocol::kLl128) = low;
-    best.cost = std::numeric_limits<double>::infinity();
-    best.cluster = start;
-    refit_from(start);
-    restart_ramps(a, Protocol::kLl128);
-    // Keep the extra protocol only for a clear gain (it adds four parameters).
-    if (best.cost > 0.8 * before) {
-      best.cluster = keep;
-      best.parameters = keep_parameters;
-      best.cost = before;
+JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
+                                   const CalibrationOptions& options) {
+  TRAINSIM_ASSERT(!systems.empty(), "nothing to calibrate");
+  const std::vector<Parameter> params = parameters_for(systems, options.fit_shared);
+  const int rows = row_count(systems);
+  TRAINSIM_ASSERT(rows > 0, "nothing to calibrate against");
+  const Eigen::VectorXd x = minimize(systems, params, rows);
+  JointCalibration out;
+  out.clusters = apply(systems, params, x);
+  const std::vector<double> sigma = uncertainties(systems, params, rows, x);
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    out.parameters.push_back(
+        {params[j].key, params[j].system >= 0 ? systems[params[j].system].cluster.name : "",
+         params[j].value(x[static_cast<Eigen::Index>(j)]), sigma[j], params[j].unit});
+  }
+  double sum = 0.0;
+  int counted = 0;
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    out.rows.push_back(systems[s].runs.empty() ? std::vector<FitRow>{}
+                                               : predict_runs(out.clusters[s], systems[s].runs));
+    for (const FitRow& r : out.rows.back()) {
+      sum += std::pow(std::log(r.predicted_us / r.measured_us), 2);
+      ++counted;
     }
   }
-  CalibrationResult result;
-  result.cluster = best.cluster;
-  result.parameters = best.parameters;
-  result.rows = predict_runs(result.cluster, runs);
-  double sum = 0.0;
-  for (const FitRow& r : result.rows) sum += std::pow(std::log(r.predicted_us / r.measured_us), 2);
-  result.rms_log_error = std::sqrt(sum / std::max<std::size_t>(1, result.rows.size()));
-  return result;
+  out.rms_log_error = std::sqrt(sum / std::max(1, counted));
+  if (options.check_pulls) {
+    // Which logs inform which parameter: those whose predictions move with it.
+    for (std::size_t j = 0; j < params.size(); ++j) {
+      struct Pull {
+        std::string source;
+        double value;
+        double sigma;
+      };
+      std::vector<Pull> pulls;
+      for (std::size_t s = 0; s < systems.size(); ++s) {
+        if (params[j].system >= 0 && params[j].system != static_cast<int>(s)) continue;
+        std::set<std::string> sources;
+        for (const MeasuredRun& m : systems[s].runs) sources.insert(m.source);
+        for (const std::string& source : sources) {
+          // Skip logs the parameter does not move (their fit would only return the prior).
+          std::vector<SystemRuns> probe = systems;
+          for (std::size_t k = 0; k < probe.size(); ++k) {
+            auto& runs = probe[k].runs;
+            runs.erase(std::remove_if(runs.begin(), runs.end(),
+                                      [&](const MeasuredRun& m) {
+                                        return k != s || m.source != source;
+                                      }),
+                       runs.end());
+          }
+          Eigen::VectorXd up = x;
+          up[static_cast<Eigen::Index>(j)] += 0.05;
+          const auto base_rows = predict_runs(apply(probe, params, x)[s], probe[s].runs);
+          const auto moved_rows = predict_runs(apply(probe, params, up)[s], probe[s].runs);
+          double change = 0.0;
+          for (std::size_t r = 0; r < base_rows.size(); ++r) {
+            change = std::max(change, std::abs(std::log(moved_rows[r].predicted_us /
+                                                        base_rows[r].predicted_us)));
+          }
+          if (change < 1e-3) continue;
+          const auto [value, sigma] = fit_alone(systems, params, x, j, s, source);
+          pulls.push_back({source, value, sigma});
+        }
+      }
+      for (std::size_t a = 0; a < pulls.size(); ++a) {
+        for (std::size_t b = a + 1; b < pulls.size(); ++b) {
+          const double diff = std::abs(pulls[a].value - pulls[b].value);
+          const double combined = std::hypot(pulls[a].sigma, pulls[b].sigma);
+          const double scale = std::max(std::abs(pulls[a].value), std::abs(pulls[b].value));
+          if (diff > 3 * combined && diff > 0.05 * scale) {
+            char line[512];
+            std::snprintf(line, sizeof line,
+                          "%s%s: %s alone gives %.4g +- %.2g, %s alone %.4g +- %.2g",
+                          params[j].key.c_str(),
+                          params[j].system >= 0
+                              ? (" of " + systems[params[j].system].cluster.name).c_str()
+                              : "",
+                          pulls[a].source.c_str(), pulls[a].value, pulls[a].sigma,
+                          pulls[b].source.c_str(), pulls[b].value, pulls[b].sigma);
+            out.warnings.push_back({line});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+CalibrationResult calibrate_collectives(const ClusterSpec& base,
+                                        const std::vector<MeasuredRun>& runs,
+                                        const CalibrationOptions& options) {
+  const JointCalibration joint = calibrate_jointly({SystemRuns{base, runs}}, options);
+  CalibrationResult out;
+  out.cluster = joint.clusters.front();
+  out.rows = joint.rows.front();
+  out.parameters = joint.parameters;
+  for (FittedParameter& p : out.parameters) p.system.clear();
+  out.warnings = joint.warnings;
+  out.rms_log_error = joint.rms_log_error;
+  return out;
+}
+
+std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems) {
+  std::vector<HeldOutLog> held;
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    std::vector<std::string> sources;
+    for (const MeasuredRun& m : systems[s].runs) {
+      if (std::find(sources.begin(), sources.end(), m.source) == sources.end()) {
+        sources.push_back(m.source);
+      }
+    }
+    for (const std::string& source : sources) held.push_back({s, source, {}});
+  }
+  tbb::parallel_for(std::size_t{0}, held.size(), [&](std::size_t i) {
+    HeldOutLog& h = held[i];
+    std::vector<SystemRuns> training = systems;
+    std::vector<MeasuredRun> test;
+    auto& runs = training[h.system].runs;
+    for (const MeasuredRun& m : runs) {
+      if (m.source == h.source) test.push_back(m);
+    }
+    runs.erase(std::remove_if(runs.begin(), runs.end(),
+                              [&](const MeasuredRun& m) { return m.source == h.source; }),
+               runs.end());
+    CalibrationOptions options;
+    options.check_pulls = false;
+    const JointCalibration fit = calibrate_jointly(training, options);
+    h.rows = predict_runs(fit.clusters[h.system], test);
+  });
+  return held;
 }
 
 }  // namespace trainsim::models

@@ -1,5 +1,7 @@
 // Calibration must recover the parameters that generated a log. Synthetic logs are produced by the
-// analytic model itself with known parameters; the fit starts elsewhere and must find them again.
+// analytic model itself with known parameters; the fit starts elsewhere and must find them again,
+// with uncertainties that cover the truth; logs generated with different values of one parameter
+// must be reported as pulling it apart.
 #include "models/calibration/collective_calibration.h"
 
 #include <cmath>
@@ -22,6 +24,7 @@ ClusterSpec node_of_8() {
   c.nodes = 4;
   c.gpus_per_node = 8;
   c.gpu.model = "G";
+  c.gpu.architecture = GpuArch::kHopper;
   c.gpu.peak_flops_per_s[Dtype::kBf16] = 1e15;
   c.gpu.hbm_bandwidth_bytes_per_s = 3e12;
   c.gpu.hbm_capacity_bytes = 8e10;
@@ -34,56 +37,106 @@ ClusterSpec node_of_8() {
   return c;
 }
 
-// A measured run made by the model: ring all-reduce on `nodes` x `gpus`, 1 KiB to 4 GiB.
-MeasuredRun synthetic_run(const ClusterSpec& truth, int nodes, int gpus) {
+// A measured run made by the model: `op` on `nodes` x `gpus` as NCCL's tuner runs it, 1 KiB to
+// 4 GiB.
+MeasuredRun synthetic_run(const ClusterSpec& truth, int nodes, int gpus,
+                          CollectiveOp op = CollectiveOp::kAllReduce) {
   const ClusterSpec spec = restrict_gpus_per_node(truth, gpus);
   const ClusterTopology topology = build_cluster_topology(spec, nodes);
   Router router(topology.topology);
   MeasuredRun m;
-  m.source = "synthetic_" + std::to_string(nodes) + "x" + std::to_string(gpus);
-  m.algorithm = Algorithm::kRing;
-  m.run.op = CollectiveOp::kAllReduce;
+  m.source = "synthetic_" + std::string(collective_name(op)) + "_" + std::to_string(nodes) + "x" +
+             std::to_string(gpus);
+  m.run.op = op;
   m.run.ranks = nodes * gpus;
   for (int n = 0; n < nodes; ++n) m.run.hosts.push_back("host" + std::to_string(n));
   for (double bytes = 1024; bytes <= 4.0 * (1u << 30); bytes *= 4) {
     NcclTestsRow row;
-    row.size_bytes = static_cast<long long>(bytes);
-    row.time_us = to_microseconds(analytic_collective_time(
-        router, spec, topology, {CollectiveOp::kAllReduce, Algorithm::kRing, bytes}));
-    row.busbw_gb_per_s = bytes / (row.time_us * 1e3) * bus_bandwidth_factor(m.run.op, m.run.ranks);
+    row.size_bytes = nccl_tests_size(op, static_cast<long long>(bytes), 4, m.run.ranks);
+    row.time_us = to_microseconds(
+        pick_algorithm(router, spec, topology, op, static_cast<double>(row.size_bytes))
+            .analytic_time);
+    row.in_place_time_us = row.time_us * 1.01;
+    row.busbw_gb_per_s = bytes / (row.time_us * 1e3) * bus_bandwidth_factor(op, m.run.ranks);
     m.run.rows.push_back(row);
   }
   return m;
 }
 
-TEST(CollectiveCalibrationTest, RecoversLinkAndSoftwareParametersFromSyntheticLogs) {
+TEST(CollectiveCalibrationTest, RecoversLinkEfficienciesAndLatenciesFromSyntheticLogs) {
   ClusterSpec truth = node_of_8();
-  truth.intra_node.gpu_link.latency = 1500 * kNanosecond;
   truth.intra_node.gpu_link.efficiency = 0.8;
-  truth.collectives.at(Algorithm::kRing).software_latency = 6 * kMicrosecond;
-  // Two shapes (8 and 4 GPUs in one node) separate per-hop latency (scales with steps) from the
-  // software latency (paid once).
-  const std::vector<MeasuredRun> runs = {synthetic_run(truth, 1, 8), synthetic_run(truth, 1, 4)};
-
-  const ClusterSpec start = node_of_8();  // latency 1 us, efficiency 0.9, no software latency
-  const CalibrationResult result = calibrate_collectives(start, runs);
+  truth.nic.link.efficiency = 0.7;
+  truth.collectives.launch_latency = 4 * kMicrosecond;
+  truth.collectives.nvlink_latency_scale = 1.6;
+  truth.collectives.network_latency_scale = 2.0;
+  // One node of 8 and of 4 GPUs separate per-step latency (grows with the ring) from the launch
+  // cost; 4 and 2 nodes of one GPU the network's.
+  const std::vector<MeasuredRun> runs = {synthetic_run(truth, 1, 8), synthetic_run(truth, 1, 4),
+                                         synthetic_run(truth, 4, 1), synthetic_run(truth, 2, 1)};
+  const CalibrationResult result = calibrate_collectives(node_of_8(), runs);
   EXPECT_NEAR(result.cluster.intra_node.gpu_link.efficiency, 0.8, 0.8 * 0.01);
-  EXPECT_NEAR(to_microseconds(result.cluster.intra_node.gpu_link.latency), 1.5, 1.5 * 0.05);
-  EXPECT_NEAR(to_microseconds(result.cluster.collectives.of(Algorithm::kRing).software_latency),
-              6.0, 6.0 * 0.05);
+  EXPECT_NEAR(result.cluster.nic.link.efficiency, 0.7, 0.7 * 0.01);
+  EXPECT_NEAR(to_microseconds(result.cluster.collectives.launch_latency), 4.0, 4.0 * 0.05);
+  EXPECT_NEAR(result.cluster.collectives.nvlink_latency_scale, 1.6, 1.6 * 0.05);
+  EXPECT_NEAR(result.cluster.collectives.network_latency_scale, 2.0, 2.0 * 0.05);
   for (const FitRow& row : result.rows)
     EXPECT_NEAR(row.error, 0.0, 0.01) << row.source << " " << row.size_bytes;
   EXPECT_LT(result.rms_log_error, 0.01);
+  // Exact synthetic data: tiny uncertainties, and no log pulls a parameter elsewhere.
+  for (const FittedParameter& p : result.parameters) {
+    EXPECT_LT(p.uncertainty, 0.02 * p.value) << p.key;
+  }
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front().message;
 }
 
-TEST(CollectiveCalibrationTest, RecoversTheNicFromMultiNodeRuns) {
+TEST(CollectiveCalibrationTest, JointFitSharesConstantsAndWarnsOnConflictingLogs) {
+  // Two systems share the latency constants; each has its own NIC. A third log of system B,
+  // made with another NIC efficiency, pulls B's NIC apart from B's first log.
+  ClusterSpec a = node_of_8();
+  a.name = "a";
+  a.nic.link.efficiency = 0.75;
+  a.collectives.network_latency_scale = 1.5;
+  ClusterSpec b = node_of_8();
+  b.name = "b";
+  b.nic.link.efficiency = 0.6;
+  b.collectives.network_latency_scale = 1.5;
+  ClusterSpec b_other = b;
+  b_other.nic.link.efficiency = 0.9;
+  MeasuredRun b2 = synthetic_run(b_other, 3, 1);
+  b2.source = "b_other_log";
+  const std::vector<SystemRuns> systems = {
+      {node_of_8(), {synthetic_run(a, 4, 1)}},
+      {node_of_8(), {synthetic_run(b, 2, 1), b2}},
+  };
+  std::vector<SystemRuns> named = systems;
+  named[0].cluster.name = "a";
+  named[1].cluster.name = "b";
+  const JointCalibration joint = calibrate_jointly(named);
+  EXPECT_NEAR(joint.clusters[0].nic.link.efficiency, 0.75, 0.75 * 0.02);
+  EXPECT_NEAR(joint.clusters[0].collectives.network_latency_scale,
+              joint.clusters[1].collectives.network_latency_scale, 1e-12);
+  bool warned = false;
+  for (const CalibrationWarning& w : joint.warnings) {
+    warned |= w.message.find("nic.efficiency of b") != std::string::npos &&
+              w.message.find("b_other_log") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST(CollectiveCalibrationTest, LeaveOneLogOutPredictsFromTheOthers) {
+  // System with two logs from the same truth: each is predicted exactly by a fit on the other.
   ClusterSpec truth = node_of_8();
   truth.nic.link.efficiency = 0.7;
-  truth.nic.link.latency = 8 * kMicrosecond;
-  const std::vector<MeasuredRun> runs = {synthetic_run(truth, 4, 1), synthetic_run(truth, 2, 1)};
-  const CalibrationResult result = calibrate_collectives(node_of_8(), runs);
-  EXPECT_NEAR(result.cluster.nic.link.efficiency, 0.7, 0.7 * 0.01);
-  for (const FitRow& row : result.rows) EXPECT_NEAR(row.error, 0.0, 0.01) << row.size_bytes;
+  const std::vector<SystemRuns> systems = {
+      {node_of_8(), {synthetic_run(truth, 4, 1), synthetic_run(truth, 3, 1)}}};
+  const auto held = leave_one_log_out(systems);
+  ASSERT_EQ(held.size(), 2u);
+  for (const HeldOutLog& h : held) {
+    for (const FitRow& row : h.rows) {
+      if (row.size_bytes >= (1 << 20)) EXPECT_NEAR(row.error, 0.0, 0.02) << h.source;
+    }
+  }
 }
 
 TEST(CollectiveCalibrationTest, ShapeAndAlgorithmOfARun) {
@@ -97,26 +150,37 @@ TEST(CollectiveCalibrationTest, ShapeAndAlgorithmOfARun) {
   EXPECT_EQ(shape.gpus_per_node, 8);
   m.run.ranks = 15;
   EXPECT_THROW(run_shape(m, cluster), ConfigError);
+  // A log without rank lines, given its shape.
+  m.run.ranks = 0;
+  m.run.hosts.clear();
+  EXPECT_THROW(run_shape(m, cluster), ConfigError);
+  m.shape = RunShape{2, 8};
+  EXPECT_EQ(run_shape(m, cluster).nodes, 2);
+  // An NVLink domain over 2 hosts: 4 hosts are 2 nodes.
+  ClusterSpec rack = node_of_8();
+  rack.intra_node.hosts = 2;
+  MeasuredRun r;
+  r.run.ranks = 16;
+  r.run.hosts = {"a", "b", "c", "d"};
+  EXPECT_EQ(run_shape(r, rack).nodes, 2);
+  EXPECT_EQ(run_shape(r, rack).gpus_per_node, 8);
   EXPECT_EQ(algorithm_in_file_name("logs/h100x8_1node_allreduce_RING_nccl2.26.2.log"),
             Algorithm::kRing);
   EXPECT_EQ(algorithm_in_file_name("a/nvls-8gpu.log"), Algorithm::kNvls);
   EXPECT_FALSE(algorithm_in_file_name("a/string_results.log"));  // "string" is not "ring"
-  EXPECT_EQ(default_algorithm(CollectiveOp::kAllToAll, cluster, 1), Algorithm::kDirect);
 }
 
 TEST(ClusterWriterTest, WrittenYamlLoadsBackToTheSameSpec) {
   ClusterSpec spec =
       load_cluster_spec(std::string(TRAINSIM_SOURCE_DIR) + "/configs/clusters/dgx-h100.yaml");
-  AlgorithmTuning ring;
-  ring.software_latency = 4321 * kNanosecond;
-  ring.channel_bandwidth = 12.5e9;
-  ring.bytes_per_channel = 3e6;
-  ring.max_channels = 16;
-  spec.collectives.at(Algorithm::kRing) = ring;
-  AlgorithmTuning ll = ring;
-  ll.efficiency = 0.4;
-  spec.collectives.at(Algorithm::kRing, Protocol::kLl128) = ll;
+  spec.collectives.launch_latency = 4321 * kNanosecond;
+  spec.collectives.network_latency_scale = 1.75;
+  spec.collectives.p2p_channel_bandwidth = 12.5e9;
+  spec.collectives.nccl_version = NcclVersion{21};
+  ASSERT_EQ(apply_nccl_env(spec.collectives, "NCCL_ALGO", "Ring,NVLSTree"), "");
+  spec.collectives.min_channels = 24;
   spec.gpu.gemm_half_flops = 2e10;
+  spec.host.cpu_vendor = CpuVendor::kAmd;
   std::ostringstream out;
   write_cluster_yaml(out, spec, {"test"}, {{"nic.efficiency", "fitted"}});
   const ClusterSpec back = parse_cluster_spec(ConfigNode::load_string(out.str(), "written.yaml"));
@@ -131,12 +195,15 @@ TEST(ClusterWriterTest, WrittenYamlLoadsBackToTheSameSpec) {
   EXPECT_DOUBLE_EQ(back.gpu.peak_flops_per_s.at(Dtype::kFp8),
                    spec.gpu.peak_flops_per_s.at(Dtype::kFp8));
   EXPECT_DOUBLE_EQ(back.gpu.gemm_half_flops, 2e10);
-  const AlgorithmTuning r = back.collectives.of(Algorithm::kRing);
-  EXPECT_EQ(r.software_latency, ring.software_latency);
-  EXPECT_DOUBLE_EQ(r.channel_bandwidth, ring.channel_bandwidth);
-  EXPECT_DOUBLE_EQ(r.bytes_per_channel, ring.bytes_per_channel);
-  EXPECT_EQ(r.max_channels, 16);
-  EXPECT_DOUBLE_EQ(back.collectives.of(Algorithm::kRing, Protocol::kLl128).efficiency, 0.4);
+  EXPECT_EQ(back.gpu.architecture, GpuArch::kHopper);
+  EXPECT_EQ(back.host.cpu_vendor, CpuVendor::kAmd);
+  const CollectiveTuning& t = back.collectives;
+  EXPECT_EQ(t.launch_latency, 4321 * kNanosecond);
+  EXPECT_DOUBLE_EQ(t.network_latency_scale, 1.75);
+  EXPECT_DOUBLE_EQ(t.p2p_channel_bandwidth, 12.5e9);
+  EXPECT_EQ(t.nccl_version.minor, 21);
+  EXPECT_EQ(t.algorithms, (std::vector<Algorithm>{Algorithm::kRing, Algorithm::kNvlsTree}));
+  EXPECT_EQ(t.min_channels, 24);
   EXPECT_NE(out.str().find("# fitted"), std::string::npos);
 }
 

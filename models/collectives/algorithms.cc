@@ -1,395 +1,800 @@
 #include "models/collectives/algorithms.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <utility>
 
 #include "engine/check.h"
 #include "models/collectives/collective_plan.h"
-#include "models/collectives/ring_collective.h"
 
 namespace trainsim::models {
 
 namespace {
 
-int default_ring_channels(const ClusterSpec& cluster) { return std::max(1, cluster.nic.count); }
+constexpr double kGB = 1e9;
 
-// A ring step by step (every step a flow), or as a stream when that would be too many flows.
-std::unique_ptr<Collective> make_ring(Simulation& simulation, FlowNetwork& network,
-                                      const std::vector<VertexId>& vertices, RingOrders rings,
-                                      RingSchedule schedule, Time software_latency) {
-  const double flows = static_cast<double>(schedule.steps) * vertices.size() * rings.size();
-  if (flows > kStepByStepRingFlows) {
-    return std::make_unique<StreamingRingCollective>(simulation, network, vertices, rings, schedule,
-                                                     software_latency);
+HopLatencyScales scales_of(const CollectiveTuning& t) {
+  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale};
+}
+
+Time launch_cost(const ClusterSpec& cluster, int gpus_per_thread) {
+  return cluster.collectives.launch_latency * std::max(1, gpus_per_thread);
+}
+
+// Wire bytes per data byte of a protocol on rings (NCCL: LL moves 4 data bytes per 8, LL128 is
+// rated at 0.92 of Simple; tuning.cc).
+double ring_wire(Protocol p) {
+  return p == Protocol::kLl ? 2.0 : p == Protocol::kLl128 ? 1.0 / 0.92 : 1.0;
+}
+
+// A stream's links, hop by hop.
+struct PathBuilder {
+  Router& router;
+  const ClusterTopology& topo;
+  std::vector<LinkId> links;
+
+  void route(VertexId a, VertexId b) {
+    if (a == b) return;
+    for (const LinkId l : router.links(router.route(a, b))) links.push_back(l);
   }
-  return std::make_unique<RingCollective>(simulation, network, vertices, std::move(rings), schedule,
-                                          software_latency);
-}
-
-// Rings of a node-rotated family repeat after `distinct` channels (one per local GPU): channels
-// beyond that are identical rings, which share links exactly like one ring carrying their
-// combined data and throughput. Merge them (fewer flows, same times).
-AlgorithmTuning::Channels merged_rings(AlgorithmTuning::Channels channels, int distinct) {
-  if (channels.count <= distinct) return channels;
-  const double total = channels.total_cap();
-  channels.count = std::max(1, distinct);
-  channels.rate_cap = total / channels.count;
-  return channels;
-}
-
-// One ring collective on a group of participants.
-struct RingPart {
-  std::vector<int> members;  // participant indices, in base ring order
-  RingOrders rings;          // over positions in `members`
-  RingSchedule schedule;
+  void link(VertexId a, VertexId b) { links.push_back(link_between(topo.topology, a, b)); }
+  // GPU (node, local) to GPU (node2, local2) of another node: out through NIC `nic` of the
+  // sender's node, in through NIC `nic2` of the receiver's.
+  void cross(int node, int local, int nic, int node2, int local2, int nic2) {
+    link(topo.gpu(node, local), topo.nic_send_vertices[node][nic]);
+    route(topo.nic_send_vertices[node][nic], topo.nic_receive_vertices[node2][nic2]);
+    link(topo.nic_receive_vertices[node2][nic2], topo.gpu(node2, local2));
+  }
+  // GPU to the switch its NIC plugs into, and back.
+  void up_to_switch(int node, int local, int nic) {
+    link(topo.gpu(node, local), topo.nic_send_vertices[node][nic]);
+    link(topo.nic_send_vertices[node][nic], topo.nic_switch_vertices[node][nic]);
+  }
+  void down_from_switch(int node, int local, int nic) {
+    link(topo.nic_switch_vertices[node][nic], topo.nic_receive_vertices[node][nic]);
+    link(topo.nic_receive_vertices[node][nic], topo.gpu(node, local));
+  }
 };
 
-// Rings over the given members (rank ids), rotated inside each node by channel, like
-// make_node_rings but for any subset that is node-major with equal members per node.
-RingOrders rotated_rings(int groups, int per_group, int channels) {
-  return make_node_rings(groups, per_group, channels);
+// A NIC of `local` (the `slot`-th of its NICs, cyclically).
+int nic_of(const ClusterTopology& topo, int local, int slot) {
+  const auto& nics = topo.nics_of_gpu[local];
+  TRAINSIM_ASSERT(!nics.empty(), "GPU without a NIC");
+  return nics[slot % nics.size()];
 }
 
-// A collective made of phases: each participant runs its group's collective of phase 1, then of
-// phase 2, ... (hierarchical all-reduce).
-class PhasedCollective final : public Collective {
- public:
-  struct Group {
-    std::unique_ptr<Collective> collective;
-    std::vector<int> members;  // participants, by position in the group
-  };
-  PhasedCollective(Simulation& sim, int participants, Time software_latency)
-      : sim_(sim), software_latency_(software_latency), done_(participants) {}
-  void add_phase(std::vector<Group> groups) {
-    std::vector<std::pair<int, int>> where(done_.size(), {-1, -1});
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      for (std::size_t i = 0; i < groups[g].members.size(); ++i) {
-        where[groups[g].members[i]] = {static_cast<int>(g), static_cast<int>(i)};
+// How many of C channels map to stream r of R (channel c runs on stream c mod R).
+int channels_on(int c, int r, int streams) { return c / streams + (r < c % streams ? 1 : 0); }
+
+// The rings of a ring algorithm, as rank sequences plus the NIC each inter-node hop leaves and
+// enters by. Across nodes there is one ring per NIC (rail): ring r leaves even nodes from the GPU
+// x of NIC r and enters them at x + 1, odd nodes run the chain backwards (NCCL's crossNic pairing
+// with odd nodes swapping channels), so every inter-node hop stays on one rail.
+struct RingOrder {
+  std::vector<int> ranks;  // node-major order of the whole ring
+  std::vector<int> exit_nic;  // per node: NIC the hop to the next node leaves by
+  std::vector<int> entry_nic;  // per node: NIC the hop from the previous node enters by
+};
+
+std::vector<RingOrder> ring_orders(const ClusterTopology& topo, int rings) {
+  const int g = topo.gpus_per_node;
+  const int nodes = topo.nodes;
+  std::vector<RingOrder> out;
+  if (nodes == 1) {
+    RingOrder ring;
+    for (int i = 0; i < g; ++i) ring.ranks.push_back(i);
+    out.push_back(ring);
+    return out;
+  }
+  const int nics = static_cast<int>(topo.nic_send_vertices[0].size());
+  TRAINSIM_ASSERT(nics > 0, "nodes without NICs");
+  for (int r = 0; r < rings; ++r) {
+    // The NIC and its GPU x that even nodes leave by; y = x + 1 enters them.
+    const int nic = r % nics;
+    int x = -1;
+    for (int local = 0; local < g && x < 0; ++local) {
+      const auto& list = topo.nics_of_gpu[local];
+      if (std::find(list.begin(), list.end(), nic) != list.end()) x = local;
+    }
+    TRAINSIM_ASSERT(x >= 0, "NIC without a GPU");
+    const int y = (x + 1) % g;
+    const auto& x_nics = topo.nics_of_gpu[x];
+    const int slot = static_cast<int>(std::find(x_nics.begin(), x_nics.end(), nic) - x_nics.begin());
+    const int y_nic = nic_of(topo, y, slot);
+    RingOrder ring;
+    for (int n = 0; n < nodes; ++n) {
+      const bool even = n % 2 == 0;
+      for (int i = 0; i < g; ++i) {
+        const int local = even ? (y + i) % g : (x - i + g) % g;
+        ring.ranks.push_back(n * g + local);
+      }
+      ring.exit_nic.push_back(even ? nic : y_nic);
+      ring.entry_nic.push_back(even ? y_nic : nic);
+    }
+    out.push_back(ring);
+  }
+  return out;
+}
+
+// Distinct rings for C launched channels: one per NIC across nodes, one inside a node.
+int distinct_rings(const ClusterTopology& topo, int channels) {
+  if (topo.nodes == 1) return 1;
+  return std::max(1, std::min(channels, static_cast<int>(topo.nic_send_vertices[0].size())));
+}
+
+// Links of the hop from ring position i to i+1 (wrapping).
+void ring_hop(PathBuilder& path, const ClusterTopology& topo, const RingOrder& ring, std::size_t i) {
+  const int g = topo.gpus_per_node;
+  const int a = ring.ranks[i];
+  const int b = ring.ranks[(i + 1) % ring.ranks.size()];
+  if (a / g == b / g) {
+    path.route(topo.gpu_vertices[a], topo.gpu_vertices[b]);
+  } else {
+    path.cross(a / g, a % g, ring.exit_nic[a / g], b / g, b % g, ring.entry_nic[b / g]);
+  }
+}
+
+double busbw_cap_to_rate(double per_channel_busbw, int channels, double factor_n) {
+  return per_channel_busbw * kGB * channels * factor_n;
+}
+
+// Tree parent of `rank` among n in NCCL's binary tree (ncclGetBtree); -1 for the root.
+int btree_parent(int n, int rank) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < n && !(bit & rank)) bit <<= 1;
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  return up;
+}
+
+// Double binary tree (ncclGetDtree): tree 1 mirrors tree 0 for an even count, shifts it by one
+// for an odd count.
+int dtree_parent(int n, int tree, int rank) {
+  if (tree == 0) return btree_parent(n, rank);
+  if (n % 2 == 0) {
+    const int p = btree_parent(n, n - 1 - rank);
+    return p < 0 ? -1 : n - 1 - p;
+  }
+  const int p = btree_parent(n, (rank - 1 + n) % n);
+  return p < 0 ? -1 : (p + 1) % n;
+}
+
+struct Lowering {
+  Router& router;
+  const ClusterSpec& cluster;
+  const ClusterTopology& topo;
+  const NcclComm& comm;
+  const CollectiveRequest& request;
+  Protocol protocol;
+  LoweredCollective out;
+
+  int g() const { return topo.gpus_per_node; }
+  int nodes() const { return topo.nodes; }
+  int ranks() const { return topo.gpu_count(); }
+  PathBuilder path() { return PathBuilder{router, topo, {}}; }
+  NcclBandwidthCaps caps() const { return nccl_bandwidth_caps(comm); }
+
+  void add(int stage, PathBuilder&& p, double bytes_per_byte, double cap) {
+    if (static_cast<int>(out.stages.size()) <= stage) out.stages.resize(stage + 1);
+    if (p.links.empty() || bytes_per_byte <= 0) return;
+    out.stages[stage].push_back(Stream{std::move(p.links), bytes_per_byte, cap});
+  }
+
+  // Ring all-reduce, all-gather, reduce-scatter, and the pipelined chain of broadcast / reduce.
+  void ring() {
+    const int n = ranks();
+    const int c = nccl_launched_channels(comm, Algorithm::kRing, protocol, request.bytes);
+    const int streams = distinct_rings(topo, c);
+    const auto orders = ring_orders(topo, streams);
+    const bool chain = request.op == CollectiveOp::kBroadcast || request.op == CollectiveOp::kReduce;
+    const double steps = chain ? 1.0 : static_cast<double>(nccl_ring_steps(request.op, n)) / n;
+    const NcclBandwidthCaps k = caps();
+    const double wire = ring_wire(protocol);
+    for (int r = 0; r < streams; ++r) {
+      const int on = channels_on(c, r, streams);
+      PathBuilder p = path();
+      const RingOrder& ring = orders[r % orders.size()];
+      if (chain) {
+        const auto at = std::find(ring.ranks.begin(), ring.ranks.end(), request.root) -
+                        ring.ranks.begin();
+        for (int i = 0; i + 1 < n; ++i) ring_hop(p, topo, ring, (at + i) % n);
+      } else {
+        for (int i = 0; i < n; ++i) ring_hop(p, topo, ring, i);
+      }
+      double cap = FlowNetwork::kUncapped;
+      // Bus bandwidth of a ring = the sum of its channels' rates (each hop carries the same).
+      if (protocol == Protocol::kLl128) cap = k.ring_ll128_per_channel * kGB * on * wire;
+      if (protocol == Protocol::kLl) cap = k.ll_max * kGB * on / c * wire;
+      add(0, std::move(p), steps * on / c * wire, cap);
+    }
+  }
+
+  // Tree all-reduce: chains inside nodes towards the head GPU of the channel's NIC, NCCL's double
+  // binary tree of the nodes' heads; each channel moves its share up (reduce) and down.
+  void tree() {
+    const int n = ranks();
+    const int c = nccl_launched_channels(comm, Algorithm::kTree, protocol, request.bytes);
+    const int nics = nodes() > 1 ? static_cast<int>(topo.nic_send_vertices[0].size()) : 1;
+    const int streams = nodes() > 1 ? std::min(c, 2 * nics) : 1;
+    const NcclBandwidthCaps k = caps();
+    const double eff = protocol == Protocol::kSimple  ? 0.92
+                       : protocol == Protocol::kLl128 ? 0.92 * (nodes() == 1 ? 7.0 / 9.0 : 120.0 / 128.0)
+                                                      : 0.92 / 3.8;
+    double per_channel = k.tree_per_channel;
+    if (protocol == Protocol::kLl128) {
+      per_channel = std::min(per_channel * (nodes() == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                             k.tree_ll128_per_channel);
+    }
+    if (protocol == Protocol::kLl) per_channel = std::min(per_channel / 3.8, k.ll_max / c);
+    // Per-channel bus bandwidth b over C_s channels of a stream moving S/C each: rate
+    // b x C_s x n / (2 (n - 1)).
+    const double factor = n > 1 ? n / (2.0 * (n - 1)) : 1.0;
+    for (int s = 0; s < streams; ++s) {
+      const int on = channels_on(c, s, streams);
+      const int tree_index = s % 2;
+      const int nic = (s / 2) % nics;
+      int head = 0;
+      if (nodes() > 1) {
+        for (int local = 0; local < g(); ++local) {
+          const auto& list = topo.nics_of_gpu[local];
+          if (std::find(list.begin(), list.end(), nic) != list.end()) {
+            head = local;
+            break;
+          }
+        }
+      }
+      PathBuilder p = path();
+      for (int node = 0; node < nodes(); ++node) {
+        // Chain head, head+1, ...: up is towards the head.
+        for (int i = g() - 1; i >= 1; --i) {
+          const VertexId from = topo.gpu(node, (head + i) % g());
+          const VertexId to = topo.gpu(node, (head + i - 1) % g());
+          p.route(from, to);
+          p.route(to, from);
+        }
+        const int parent = dtree_parent(nodes(), tree_index, node);
+        if (parent >= 0) {
+          p.cross(node, head, nic, parent, head, nic);
+          p.cross(parent, head, nic, node, head, nic);
+        }
+      }
+      const double wire = 1.0 / eff;
+      add(0, std::move(p), static_cast<double>(on) / c * wire,
+          busbw_cap_to_rate(per_channel, on, factor) * wire);
+    }
+  }
+
+  // NVLS inside each node: every GPU's traffic to and from the switch (reduce via
+  // multimem.ld_reduce, broadcast via multicast stores).
+  void nvls_intra(double up, double down, double efficiency) {
+    TRAINSIM_ASSERT(!topo.nvswitch_vertices.empty(), "NVLS needs NVSwitch nodes");
+    for (int node = 0; node < nodes(); ++node) {
+      const VertexId sw = topo.nvswitch_vertices[node];
+      for (int local = 0; local < g(); ++local) {
+        PathBuilder u = path();
+        u.link(topo.gpu(node, local), sw);
+        add(0, std::move(u), up / efficiency, FlowNetwork::kUncapped);
+        PathBuilder d = path();
+        d.link(sw, topo.gpu(node, local));
+        add(0, std::move(d), down / efficiency, FlowNetwork::kUncapped);
       }
     }
-    phases_.push_back(std::move(groups));
-    position_.push_back(std::move(where));
-  }
-  void join(int participant, std::function<void()> done) override {
-    done_[participant] = std::move(done);
-    sim_.schedule_in(software_latency_, [this, participant] { run_phase(participant, 0); });
   }
 
- private:
-  void run_phase(int participant, std::size_t phase) {
-    if (phase == phases_.size()) {
-      auto done = std::move(done_[participant]);
-      done();
-      return;
-    }
-    const auto [group, index] = position_[phase][participant];
-    TRAINSIM_ASSERT(group >= 0, "participant missing from a phase");
-    phases_[phase][group].collective->join(
-        index, [this, participant, phase] { run_phase(participant, phase + 1); });
-  }
-
-  Simulation& sim_;
-  Time software_latency_;
-  std::vector<std::function<void()>> done_;
-  std::vector<std::vector<Group>> phases_;
-  std::vector<std::vector<std::pair<int, int>>> position_;
-};
-
-std::vector<VertexId> vertices_of(const ClusterTopology& t, const std::vector<int>& members) {
-  std::vector<VertexId> v;
-  for (const int m : members) v.push_back(t.gpu_vertices[m]);
-  return v;
-}
-
-// Hierarchical all-reduce: phase groups (members) and their ring schedules.
-struct HierarchicalPhase {
-  std::vector<std::vector<int>> groups;
-  RingSchedule schedule;
-  int channels = 1;
-  bool inside_node = true;
-};
-
-std::vector<HierarchicalPhase> hierarchical_phases(const ClusterSpec& cluster, int nodes,
-                                                   double bytes, const AlgorithmTuning& tuning) {
-  const int g = cluster.gpus_per_node;
-  const double wire = bytes / tuning.efficiency;
-  std::vector<HierarchicalPhase> phases(3);
-  // Phase 1 and 3: reduce-scatter then all-gather of the whole buffer inside each node, G-1 steps
-  // of S / (C G). Phase 2: all-reduce of the node's 1/G shard among the same local index.
-  const auto intra = merged_rings(tuning.channels(wire, default_ring_channels(cluster)), g);
-  const auto inter = merged_rings(tuning.channels(wire / g, 1), 1);
-  const int intra_channels = intra.count;
-  const int inter_channels = inter.count;
-  for (int p : {0, 2}) {
-    phases[p].channels = intra_channels;
-    phases[p].schedule =
-        RingSchedule{g - 1, wire / (static_cast<double>(intra_channels) * g), intra.rate_cap};
-    for (int n = 0; n < nodes; ++n) {
-      std::vector<int> members(g);
-      std::iota(members.begin(), members.end(), n * g);
-      phases[p].groups.push_back(members);
+  void nvls() {
+    const double gg = g();
+    const double eff = caps().nvls_efficiency > 0 ? caps().nvls_efficiency : 1.0;
+    switch (request.op) {
+      case CollectiveOp::kAllReduce:
+        nvls_intra((gg + 1) / gg, (gg + 1) / gg, eff);
+        if (nodes() > 1) in_network(1.0, eff);
+        break;
+      case CollectiveOp::kAllGather:
+        nvls_intra(1 / gg, 1.0, eff);
+        break;
+      default:  // reduce-scatter
+        nvls_intra(1.0, 1 / gg, eff);
+        break;
     }
   }
-  phases[1].inside_node = false;
-  phases[1].channels = inter_channels;
-  phases[1].schedule = ring_all_reduce_schedule(wire / g, nodes, inter_channels);
-  phases[1].schedule.rate_cap = inter.rate_cap;
-  for (int local = 0; local < g; ++local) {
-    std::vector<int> members;
-    for (int n = 0; n < nodes; ++n) members.push_back(n * g + local);
-    phases[1].groups.push_back(members);
+
+  // Heads (the GPU of each NIC rail) exchanging through the switch, which reduces (SHARP):
+  // each head sends its share up and receives the result.
+  void in_network(double share, double efficiency) {
+    const int nics = static_cast<int>(topo.nic_send_vertices[0].size());
+    const int heads = std::max(1, std::min(g(), nics));
+    for (int node = 0; node < nodes(); ++node) {
+      for (int h = 0; h < heads; ++h) {
+        int local = 0;
+        for (int l = 0; l < g(); ++l) {
+          const auto& list = topo.nics_of_gpu[l];
+          if (std::find(list.begin(), list.end(), h) != list.end()) {
+            local = l;
+            break;
+          }
+        }
+        PathBuilder u = path();
+        u.up_to_switch(node, local, h);
+        add(0, std::move(u), share / heads / efficiency, FlowNetwork::kUncapped);
+        PathBuilder d = path();
+        d.down_from_switch(node, local, h);
+        add(0, std::move(d), share / heads / efficiency, FlowNetwork::kUncapped);
+      }
+    }
   }
-  return phases;
+
+  void nvls_tree() {
+    const int n = ranks();
+    const double gg = g();
+    const NcclBandwidthCaps k = caps();
+    const double eff = k.nvls_efficiency > 0 ? k.nvls_efficiency : 1.0;
+    nvls_intra((gg + 1) / gg, (gg + 1) / gg, eff);
+    const int heads = std::max(1, comm.nvls_graph.channels);
+    const int nics = static_cast<int>(topo.nic_send_vertices[0].size());
+    // Per head, two trees each move S / (2 H) up and down; a head's bus bandwidth is then
+    // 4 r (n - 1) / n for stream rate r, capped at NCCL's per-channel NVLSTree figure.
+    const double cap = k.nvls_tree_per_channel * kGB * n / (4.0 * (n - 1));
+    for (int h = 0; h < heads; ++h) {
+      const int nic = h % nics;
+      int head = 0;
+      for (int l = 0; l < g(); ++l) {
+        const auto& list = topo.nics_of_gpu[l];
+        if (std::find(list.begin(), list.end(), nic) != list.end()) {
+          head = l;
+          break;
+        }
+      }
+      for (int tree_index = 0; tree_index < 2; ++tree_index) {
+        PathBuilder p = path();
+        for (int node = 0; node < nodes(); ++node) {
+          const int parent = dtree_parent(nodes(), tree_index, node);
+          if (parent < 0) continue;
+          p.cross(node, head, nic, parent, head, nic);
+          p.cross(parent, head, nic, node, head, nic);
+        }
+        add(0, std::move(p), 1.0 / (2.0 * heads), cap > 0 ? cap : FlowNetwork::kUncapped);
+      }
+    }
+  }
+
+  void collnet() {
+    const double gg = g();
+    // Inside the node: a reduce-scatter to the heads and an all-gather back, over NVLink (Direct:
+    // every GPU to every head; Chain: a chain to one head per rail, the same bytes per GPU).
+    if (g() > 1) {
+      for (int node = 0; node < nodes(); ++node) {
+        for (int local = 0; local < g(); ++local) {
+          const VertexId gpu = topo.gpu(node, local);
+          const VertexId next = topo.gpu(node, (local + 1) % g());
+          PathBuilder u = path();
+          u.route(gpu, next);
+          add(0, std::move(u), 2 * (gg - 1) / gg, FlowNetwork::kUncapped);
+        }
+      }
+    }
+    const double eff =
+        request.algorithm == Algorithm::kCollNetDirect && comm.arch >= GpuArch::kHopper ? 0.85
+                                                                                          : 1.0;
+    in_network(1.0, eff);
+  }
+
+  // PAT (one GPU per node): each rank's NICs carry (n - 1) / n of the buffer each way, at
+  // NCCL's 0.75 of the ring's bandwidth.
+  void pat() {
+    const int n = ranks();
+    const auto& nics = topo.nics_of_gpu[0];
+    for (int node = 0; node < nodes(); ++node) {
+      for (const int nic : nics) {
+        const double share = (n - 1.0) / n / nics.size() / 0.75;
+        PathBuilder u = path();
+        u.up_to_switch(node, 0, nic);
+        add(0, std::move(u), share, FlowNetwork::kUncapped);
+        PathBuilder d = path();
+        d.down_from_switch(node, 0, nic);
+        add(0, std::move(d), share, FlowNetwork::kUncapped);
+      }
+    }
+  }
+
+  // Hierarchical (not NCCL's): ring reduce-scatter in each node, ring all-reduce of each 1/G shard
+  // among the GPUs of one local index, ring all-gather in each node.
+  void hierarchical() {
+    const double gg = g();
+    const double nn = nodes();
+    for (int stage : {0, 2}) {
+      for (int node = 0; node < nodes(); ++node) {
+        PathBuilder p = path();
+        for (int i = 0; i < g(); ++i) {
+          p.route(topo.gpu(node, i), topo.gpu(node, (i + 1) % g()));
+        }
+        add(stage, std::move(p), (gg - 1) / gg, FlowNetwork::kUncapped);
+      }
+    }
+    for (int local = 0; local < g(); ++local) {
+      PathBuilder p = path();
+      const int nic = nic_of(topo, local, 0);
+      for (int node = 0; node < nodes(); ++node) {
+        p.cross(node, local, nic, (node + 1) % nodes(), local, nic);
+      }
+      add(1, std::move(p), 2 * (nn - 1) / nn / gg, FlowNetwork::kUncapped);
+    }
+  }
+
+  void latency() {
+    const HopLatencyScales scales = scales_of(cluster.collectives);
+    double us = 0.0;
+    if (ranks() > 1) {
+      if (request.algorithm == Algorithm::kHierarchical) {
+        NcclComm node_comm = comm;
+        node_comm.nodes = 1;
+        node_comm.ranks = g();
+        NcclComm rail_comm = comm;
+        rail_comm.ppn = 1;
+        rail_comm.ranks = nodes();
+        us = 2 * nccl_latency_us(node_comm, CollectiveOp::kReduceScatter, Algorithm::kRing,
+                                 protocol, request.bytes, scales) +
+             nccl_latency_us(rail_comm, CollectiveOp::kAllReduce, Algorithm::kRing, protocol,
+                             request.bytes / g(), scales);
+      } else if (request.op == CollectiveOp::kBroadcast || request.op == CollectiveOp::kReduce) {
+        // A chain fills once: one hop per rank, nodes - 1 of them across nodes.
+        const HopKind intra = comm.intra_nvlink ? HopKind::kNvlink : HopKind::kPcie;
+        const int inter = nodes() - 1;
+        us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
+             (ranks() - 1 - inter) *
+                 nccl_hop_latency_us(comm, intra, Algorithm::kRing, protocol) * scales.of(intra) +
+             inter * nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kRing, protocol) *
+                 scales.network;
+      } else {
+        us = nccl_latency_us(comm, request.op, request.algorithm, protocol, request.bytes, scales);
+      }
+    }
+    out.latency = launch_cost(cluster, request.gpus_per_thread) + time_from_seconds(us * 1e-6);
+  }
+
+  void run() {
+    latency();
+    if (ranks() == 1) return;
+    switch (request.algorithm) {
+      case Algorithm::kRing:
+        ring();
+        break;
+      case Algorithm::kTree:
+        tree();
+        break;
+      case Algorithm::kNvls:
+        nvls();
+        break;
+      case Algorithm::kNvlsTree:
+        nvls_tree();
+        break;
+      case Algorithm::kCollNetDirect:
+      case Algorithm::kCollNetChain:
+        collnet();
+        break;
+      case Algorithm::kPat:
+        pat();
+        break;
+      case Algorithm::kHierarchical:
+        hierarchical();
+        break;
+      default:
+        TRAINSIM_ASSERT(false, "not a stream algorithm");
+    }
+  }
+};
+
+bool uses_plan(Algorithm a) {
+  return a == Algorithm::kDirect || a == Algorithm::kTwoD || a == Algorithm::kP2p;
 }
 
-RingOrders phase_rings(const HierarchicalPhase& phase, std::size_t members) {
-  return phase.inside_node ? rotated_rings(1, static_cast<int>(members), phase.channels)
-                           : rotated_rings(static_cast<int>(members), 1, phase.channels);
+const NcclComm& comm_of(const ClusterSpec& cluster, const ClusterTopology& topology,
+                        AnalyticCache* cache, std::optional<NcclComm>& local) {
+  if (cache) {
+    if (!cache->comm) cache->comm = make_nccl_comm(cluster, topology.nodes);
+    return *cache->comm;
+  }
+  local = make_nccl_comm(cluster, topology.nodes);
+  return *local;
 }
 
-// Plans for the plan-based algorithms.
-std::shared_ptr<CollectivePlan> build_plan(const ClusterSpec& cluster,
-                                           const ClusterTopology& topology,
-                                           const CollectiveRequest& request,
-                                           const AlgorithmTuning& tuning) {
+// Point-to-point: the software latency of one operation (launch, NCCL's base and one hop).
+Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol protocol,
+                 int gpus_per_thread) {
+  if (comm.ranks == 1) return launch_cost(cluster, gpus_per_thread);  // nothing to exchange
+  const HopLatencyScales scales = scales_of(cluster.collectives);
+  const HopKind hop = comm.nodes > 1 ? HopKind::kNetwork
+                      : comm.intra_nvlink ? HopKind::kNvlink
+                                          : HopKind::kPcie;
+  const double us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
+                    nccl_hop_latency_us(comm, hop, Algorithm::kRing, protocol) * scales.of(hop);
+  return launch_cost(cluster, gpus_per_thread) + time_from_seconds(us * 1e-6);
+}
+
+// The plan of a grouped point-to-point operation: bytes[a][b] from rank a to rank b, through
+// the destination rail's GPU across nodes with PXN; caps from NCCL's channels per peer.
+std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
+                                         const ClusterTopology& topology, const NcclComm& comm,
+                                         const std::vector<std::vector<double>>& bytes,
+                                         bool pxn) {
   const int p = topology.gpu_count();
   const int g = topology.gpus_per_node;
-  const int nodes = topology.nodes;
-  const double wire = request.bytes / tuning.efficiency;
-  const double chunk = cluster.collectives.pipeline_chunk_bytes;
+  const double eff = cluster.collectives.p2p_efficiency;
+  const double channel_bw = cluster.collectives.p2p_channel_bandwidth;
+  const double nvlink_channel_bw =
+      comm.intra_nvlink ? cluster.collectives.p2p_nvlink_channel_bandwidth : FlowNetwork::kUncapped;
+  // Bytes and contributing ops per (sender, receiver) flow, row-major.
+  std::vector<double> flows(static_cast<std::size_t>(p) * p, 0.0);
+  std::vector<double> caps(static_cast<std::size_t>(p) * p, 0.0);
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      const double v = bytes[a][b];
+      if (a == b || v <= 0.0) continue;
+      const int channels = nccl_p2p_op_channels(comm, v, a / g != b / g);
+      if (a / g == b / g) {
+        flows[static_cast<std::size_t>(a) * p + b] += v;
+        caps[static_cast<std::size_t>(a) * p + b] += channels * nvlink_channel_bw;
+        continue;
+      }
+      const double cap = channels * channel_bw;
+      const int proxy = pxn ? (a / g) * g + b % g : a;
+      if (proxy != a) {
+        flows[static_cast<std::size_t>(a) * p + proxy] += v;
+        caps[static_cast<std::size_t>(a) * p + proxy] += channels * nvlink_channel_bw;
+      }
+      flows[static_cast<std::size_t>(proxy) * p + b] += v;
+      caps[static_cast<std::size_t>(proxy) * p + b] += cap;
+    }
+  }
   auto plan = std::make_shared<CollectivePlan>(p);
-  auto gpu = [&](int rank) { return topology.gpu_vertices[rank]; };
-  auto transfer = [&](int from, int to, double bytes, double cap) {
-    PlanTransfer t;
-    t.from = gpu(from);
-    t.to = gpu(to);
-    t.bytes = bytes;
-    t.sender = from;
-    t.receiver = to;
-    t.rate_cap = cap;
-    return t;
-  };
-
-  switch (request.algorithm) {
-    case Algorithm::kRing: {
-      // Broadcast / reduce: a pipelined chain per channel along the rotated ring from the root
-      // (broadcast) or towards it (reduce).
-      const auto ch = merged_rings(tuning.channels(wire, default_ring_channels(cluster)), g);
-      const int channels = ch.count;
-      const RingOrders rings = make_node_rings(nodes, g, channels);
-      for (const auto& ring : rings) {
-        const auto root_at = std::find(ring.begin(), ring.end(), request.root) - ring.begin();
-        std::vector<int> chain;
-        for (int i = 0; i < p; ++i) chain.push_back(ring[(root_at + i) % p]);
-        if (request.op == CollectiveOp::kReduce) std::reverse(chain.begin(), chain.end());
-        std::vector<PipelinedTransfer> upstream;
-        for (int i = 0; i + 1 < p; ++i) {
-          const auto hop =
-              add_pipelined(*plan, transfer(chain[i], chain[i + 1], wire / channels, ch.rate_cap),
-                            chunk, upstream);
-          upstream = {hop};
-        }
-      }
-      break;
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      const std::size_t i = static_cast<std::size_t>(a) * p + b;
+      if (flows[i] <= 0.0) continue;
+      PlanTransfer t;
+      t.from = topology.gpu_vertices[a];
+      t.to = topology.gpu_vertices[b];
+      t.bytes = flows[i] / eff;
+      t.sender = a;
+      t.receiver = b;
+      t.rate_cap = caps[i] > 0 && std::isfinite(caps[i]) ? caps[i] / eff : FlowNetwork::kUncapped;
+      plan->add(t);
     }
-    case Algorithm::kTree: {
-      // Double binary tree: two trees, each moving half the buffer up (reduce) and down
-      // (broadcast), pipelined in chunks. Inside a node the GPUs form a chain towards a member GPU
-      // (local 0 for tree A, local G-1 for tree B); members form a binary tree over the nodes,
-      // heap-ordered, tree B shifted by one node so that leaves of one are inner nodes of the
-      // other.
-      // Each tree carries half the channels' throughput.
-      const double cap = tuning.channels(wire, 2).total_cap() / 2;
-      for (int tree = 0; tree < 2; ++tree) {
-        auto local_of = [&](int depth_in_chain) {
-          return tree == 0 ? depth_in_chain : g - 1 - depth_in_chain;
-        };
-        auto node_at = [&](int position) { return tree == 0 ? position : (position + 1) % nodes; };
-        auto rank_of = [&](int node, int chain_index) { return node * g + local_of(chain_index); };
-        // parent[rank] and children[rank] of this tree.
-        std::vector<int> parent(p, -1);
-        std::vector<std::vector<int>> children(p);
-        for (int pos = 0; pos < nodes; ++pos) {
-          const int node = node_at(pos);
-          for (int c = 1; c < g; ++c) {
-            parent[rank_of(node, c)] = rank_of(node, c - 1);
-          }
-          if (pos > 0) parent[rank_of(node, 0)] = rank_of(node_at((pos - 1) / 2), 0);
-        }
-        for (int r = 0; r < p; ++r) {
-          if (parent[r] >= 0) children[parent[r]].push_back(r);
-        }
-        // Up: children before parents (deepest first): order ranks by decreasing depth.
-        std::vector<int> depth(p, 0);
-        std::vector<int> order(p);
-        std::iota(order.begin(), order.end(), 0);
-        for (int r = 0; r < p; ++r) {
-          for (int a = parent[r]; a >= 0; a = parent[a]) ++depth[r];
-        }
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int a, int b) { return depth[a] > depth[b]; });
-        const double half = wire / 2;
-        // Pipelined, every stream of the tree runs at once and shares links (one stage). Too small
-        // to pipeline, transfers run store-and-forward: a rank sends up once its subtree is done
-        // (stage = subtree height), and down once its parent has the result (stage by depth).
-        const bool pipelined = half > 2 * chunk;
-        const int max_depth = *std::max_element(depth.begin(), depth.end());
-        std::vector<int> height(p, 0);
-        for (const int r : order) {
-          if (parent[r] >= 0) height[parent[r]] = std::max(height[parent[r]], height[r] + 1);
-        }
-        std::vector<PipelinedTransfer> up(p);
-        for (const int r : order) {
-          if (parent[r] < 0) continue;
-          std::vector<PipelinedTransfer> upstream;
-          for (const int c : children[r]) upstream.push_back(up[c]);
-          PlanTransfer t = transfer(r, parent[r], half, cap);
-          t.stage = pipelined ? 0 : static_cast<std::uint32_t>(height[r]);
-          up[r] = add_pipelined(*plan, t, chunk, upstream);
-        }
-        // Down: parents before children.
-        std::vector<PipelinedTransfer> down(p);
-        for (auto it = order.rbegin(); it != order.rend(); ++it) {
-          const int r = *it;
-          if (parent[r] < 0) continue;
-          std::vector<PipelinedTransfer> upstream;
-          if (parent[parent[r]] < 0) {
-            // The root forwards once the reduction is complete: after all its children's data.
-            for (const int c : children[parent[r]]) upstream.push_back(up[c]);
-          } else {
-            upstream.push_back(down[parent[r]]);
-          }
-          PlanTransfer t = transfer(parent[r], r, half, cap);
-          t.stage = pipelined ? 0 : static_cast<std::uint32_t>(p + max_depth + depth[r]);
-          down[r] = add_pipelined(*plan, t, chunk, upstream);
-        }
-      }
-      break;
-    }
-    case Algorithm::kNvls: {
-      // Each GPU pushes its buffer into the switch, which reduces and multicasts the result back:
-      // per GPU, S up and S down its NVLink, pipelined in chunks.
-      TRAINSIM_ASSERT(nodes == 1 && !topology.nvswitch_vertices.empty(),
-                      "NVLS needs one NVSwitch node");
-      const VertexId sw = topology.nvswitch_vertices[0];
-      const double cap = tuning.channels(wire, 1).total_cap();
-      std::vector<PipelinedTransfer> ups;
-      for (int r = 0; r < p; ++r) {
-        PlanTransfer t = transfer(r, r, wire, cap);
-        t.to = sw;
-        t.receiver = -1;
-        ups.push_back(add_pipelined(*plan, t, chunk, {}));
-      }
-      for (int r = 0; r < p; ++r) {
-        PlanTransfer t = transfer(r, r, wire, cap);
-        t.from = sw;
-        t.sender = -1;
-        add_pipelined(*plan, t, chunk, ups);
-      }
-      break;
-    }
-    case Algorithm::kDirect: {
-      // Every rank sends bytes / P to every other rank at once, one flow per pair.
-      const double cap = tuning.channels(wire / p, 1).total_cap();
-      for (int a = 0; a < p; ++a) {
-        for (int b = 0; b < p; ++b) {
-          if (a != b) plan->add(transfer(a, b, wire / p, cap));
-        }
-      }
-      break;
-    }
-    case Algorithm::kTwoD: {
-      // Phase 1 (inside the node): rank (n, i) hands rank (n, j) the data for local index j on
-      // every node, N x bytes / P. Phase 2 (across nodes): rank (n, j) sends rank (m, j) what its
-      // node holds for it, G x bytes / P, once all of phase 1 has reached it.
-      const double cap = tuning.channels(wire / p, 1).total_cap();
-      std::vector<std::vector<TransferId>> into(p);
-      for (int a = 0; a < p; ++a) {
-        for (int j = 0; j < g; ++j) {
-          const int b = (a / g) * g + j;
-          if (b == a) continue;
-          PlanTransfer t = transfer(a, b, wire / p * nodes, cap);
-          into[b].push_back(plan->add(t));
-        }
-      }
-      for (int a = 0; a < p; ++a) {
-        for (int m = 0; m < nodes; ++m) {
-          const int b = m * g + a % g;
-          if (b == a) continue;
-          PlanTransfer t = transfer(a, b, wire / p * g, cap);
-          t.stage = 1;
-          const TransferId id = plan->add(t);
-          for (const TransferId before : into[a]) plan->after_arrival(before, id);
-        }
-      }
-      break;
-    }
-    case Algorithm::kP2p: {
-      // nccl-tests sendrecv: every rank sends its buffer to the next and receives from the
-      // previous.
-      const double cap = tuning.channels(wire, 1).total_cap();
-      for (int a = 0; a < p; ++a) {
-        if (p > 1) plan->add(transfer(a, (a + 1) % p, wire, cap));
-      }
-      break;
-    }
-    case Algorithm::kHierarchical:
-      TRAINSIM_ASSERT(false, "hierarchical is not a single plan");
   }
   plan->finalize();
   return plan;
 }
 
-bool uses_ring_driver(const CollectiveRequest& r) {
-  return r.algorithm == Algorithm::kRing &&
-         (r.op == CollectiveOp::kAllReduce || r.op == CollectiveOp::kAllGather ||
-          r.op == CollectiveOp::kReduceScatter);
+std::vector<std::vector<double>> uniform_bytes(const CollectiveRequest& request, int p) {
+  std::vector<std::vector<double>> m(p, std::vector<double>(p, 0.0));
+  for (int a = 0; a < p; ++a) {
+    if (request.op == CollectiveOp::kSendRecv) {
+      if (p > 1) m[a][(a + 1) % p] = request.bytes;
+    } else {
+      for (int b = 0; b < p; ++b) m[a][b] = request.bytes / p;
+    }
+  }
+  return m;
 }
 
-RingPart ring_part(const ClusterSpec& cluster, const ClusterTopology& topology,
-                   const CollectiveRequest& request, const AlgorithmTuning& tuning) {
-  const int p = topology.gpu_count();
-  const double wire = request.bytes / tuning.efficiency;
-  RingPart part;
-  part.members.resize(p);
-  std::iota(part.members.begin(), part.members.end(), 0);
-  const auto ch =
-      merged_rings(tuning.channels(wire, default_ring_channels(cluster)), topology.gpus_per_node);
-  const int channels = ch.count;
-  part.rings = make_node_rings(topology.nodes, topology.gpus_per_node, channels);
-  if (request.op == CollectiveOp::kAllReduce) {
-    part.schedule = ring_all_reduce_schedule(wire, p, channels);
-  } else {
-    part.schedule = RingSchedule{p - 1, wire / (static_cast<double>(channels) * p)};
+Protocol protocol_for(const ClusterSpec& cluster, const NcclComm& comm,
+                      const CollectiveRequest& request) {
+  if (request.protocol) return *request.protocol;
+  if (request.algorithm == Algorithm::kHierarchical) return Protocol::kSimple;
+  CollectiveTuning env = cluster.collectives;
+  env.algorithms.clear();  // the request names the algorithm
+  const auto choice = nccl_choose(comm, env, request.op, request.bytes, request.algorithm);
+  return choice ? choice->protocol : Protocol::kSimple;
+}
+
+// A lowered collective as flows: once every participant has joined, the latency, then each
+// stage's streams as flows on explicit routes.
+class StreamCollective final : public Collective {
+ public:
+  StreamCollective(Simulation& sim, FlowNetwork& network, int participants,
+                   const LoweredCollective& lowered, double bytes)
+      : sim_(sim), network_(network), latency_(lowered.latency), done_(participants) {
+    for (const auto& stage : lowered.stages) {
+      std::vector<Flow> flows;
+      for (const Stream& s : stage) {
+        flows.push_back(Flow{network.router().add_route(s.links), s.bytes_per_byte * bytes,
+                             s.rate_cap});
+      }
+      stages_.push_back(std::move(flows));
+    }
   }
-  part.schedule.rate_cap = ch.rate_cap;
-  return part;
+
+  void join(int participant, std::function<void()> done) override {
+    TRAINSIM_ASSERT(!done_[participant], "participant joined twice");
+    done_[participant] = std::move(done);
+    if (++joined_ < static_cast<int>(done_.size())) return;
+    sim_.schedule_in(latency_, [this] { run_stage(0); });
+  }
+
+ private:
+  struct Flow {
+    RouteId route;
+    double bytes;
+    double cap;
+  };
+  void run_stage(std::size_t stage) {
+    while (stage < stages_.size() && stages_[stage].empty()) ++stage;
+    if (stage == stages_.size()) {
+      for (auto& d : done_) {
+        auto f = std::move(d);
+        f();
+      }
+      return;
+    }
+    left_ = stages_[stage].size();
+    for (const Flow& f : stages_[stage]) {
+      network_.start(
+          f.route, f.bytes, {},
+          [this, stage] {
+            if (--left_ == 0) run_stage(stage + 1);
+          },
+          f.cap);
+    }
+  }
+
+  Simulation& sim_;
+  FlowNetwork& network_;
+  Time latency_;
+  std::vector<std::function<void()>> done_;
+  std::vector<std::vector<Flow>> stages_;
+  int joined_ = 0;
+  std::size_t left_ = 0;
+};
+
+std::string shape_key(const CollectiveRequest& r, Protocol p, int channels) {
+  return std::to_string(static_cast<int>(r.op)) + "/" +
+         std::to_string(static_cast<int>(r.algorithm)) + "/" +
+         std::to_string(static_cast<int>(p)) + "/" + std::to_string(channels) + "/" +
+         std::to_string(r.root);
 }
 
 }  // namespace
 
+double stage_seconds(const Topology& topology, const std::vector<Stream>& streams, double bytes) {
+  // Compress: per stream, its distinct links with multiplicity; links renumbered locally.
+  std::vector<LinkId> ids;
+  for (const Stream& s : streams) ids.insert(ids.end(), s.links.begin(), s.links.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto local = [&](LinkId l) {
+    return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), l) - ids.begin());
+  };
+  const std::size_t n = streams.size();
+  std::vector<std::vector<std::pair<std::size_t, double>>> uses(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::size_t> ls;
+    for (const LinkId l : streams[i].links) ls.push_back(local(l));
+    std::sort(ls.begin(), ls.end());
+    for (std::size_t a = 0; a < ls.size();) {
+      std::size_t b = a;
+      while (b < ls.size() && ls[b] == ls[a]) ++b;
+      uses[i].emplace_back(ls[a], static_cast<double>(b - a));
+      a = b;
+    }
+  }
+  std::vector<double> remaining(n);
+  std::vector<bool> active(n, false);
+  std::size_t left = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    remaining[i] = streams[i].bytes_per_byte * bytes;
+    active[i] = remaining[i] > 0 && !uses[i].empty();
+    left += active[i];
+  }
+  std::vector<double> capacity(ids.size());
+  std::vector<double> weight(ids.size());
+  std::vector<double> rate(n);
+  std::vector<bool> fixed(n);
+  double elapsed = 0.0;
+  while (left > 0) {
+    // Max-min rates of the active streams (progressive filling, weighted by multiplicity).
+    for (std::size_t l = 0; l < ids.size(); ++l) {
+      capacity[l] = topology.link(ids[l]).bandwidth_bytes_per_s;
+      weight[l] = 0.0;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      fixed[i] = !active[i];
+      if (!active[i]) continue;
+      for (const auto& [l, m] : uses[i]) weight[l] += m;
+    }
+    std::size_t unfixed = left;
+    while (unfixed > 0) {
+      double share = std::numeric_limits<double>::infinity();
+      std::size_t bottleneck = ids.size();
+      for (std::size_t l = 0; l < ids.size(); ++l) {
+        if (weight[l] <= 0) continue;
+        const double s = std::max(capacity[l], 0.0) / weight[l];
+        if (s < share) {
+          share = s;
+          bottleneck = l;
+        }
+      }
+      std::size_t capped = n;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!fixed[i] && streams[i].rate_cap < share) {
+          share = streams[i].rate_cap;
+          capped = i;
+        }
+      }
+      auto fix = [&](std::size_t i, double r) {
+        fixed[i] = true;
+        rate[i] = r;
+        --unfixed;
+        for (const auto& [l, m] : uses[i]) {
+          capacity[l] -= m * r;
+          weight[l] -= m;
+        }
+      };
+      if (capped < n) {
+        fix(capped, share);
+        continue;
+      }
+      TRAINSIM_ASSERT(bottleneck < ids.size(), "stream without a bottleneck");
+      for (std::size_t i = 0; i < n; ++i) {
+        if (fixed[i]) continue;
+        for (const auto& [l, m] : uses[i]) {
+          if (l == bottleneck) {
+            fix(i, share);
+            break;
+          }
+        }
+      }
+    }
+    // Advance to the first completion.
+    double step = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (active[i]) step = std::min(step, remaining[i] / rate[i]);
+    }
+    elapsed += step;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!active[i]) continue;
+      remaining[i] -= rate[i] * step;
+      if (remaining[i] <= 1e-9 * streams[i].bytes_per_byte * bytes) {
+        active[i] = false;
+        --left;
+      }
+    }
+  }
+  return elapsed;
+}
+
+LoweredCollective lower_collective(Router& router, const ClusterSpec& cluster,
+                                   const ClusterTopology& topology, const NcclComm& comm,
+                                   const CollectiveRequest& request, Protocol protocol) {
+  Lowering l{router, cluster, topology, comm, request, protocol, {}};
+  l.run();
+  return std::move(l.out);
+}
+
 bool is_applicable(Algorithm algorithm, CollectiveOp op, const ClusterSpec& cluster, int nodes) {
   switch (algorithm) {
-    case Algorithm::kRing:
-      return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
-             op == CollectiveOp::kReduceScatter || op == CollectiveOp::kBroadcast ||
-             op == CollectiveOp::kReduce;
-    case Algorithm::kTree:
-      return op == CollectiveOp::kAllReduce;
-    case Algorithm::kNvls:
-      return op == CollectiveOp::kAllReduce && nodes == 1 &&
-             cluster.intra_node.fabric == IntraNodeFabric::kNvSwitch && cluster.intra_node.nvls;
     case Algorithm::kHierarchical:
-      return op == CollectiveOp::kAllReduce && nodes > 1 && cluster.gpus_per_node > 1;
+      return op == CollectiveOp::kAllReduce && nodes > 1 && cluster.gpus_per_node > 1 &&
+             cluster.nic.count > 0;
     case Algorithm::kDirect:
       return op == CollectiveOp::kAllToAll;
     case Algorithm::kTwoD:
       return op == CollectiveOp::kAllToAll && nodes > 1 && cluster.gpus_per_node > 1;
     case Algorithm::kP2p:
       return op == CollectiveOp::kSendRecv;
+    default: {
+      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv) return false;
+      const NcclComm comm = make_nccl_comm(cluster, nodes);
+      CollectiveTuning env = cluster.collectives;
+      env.algorithms.clear();
+      env.protocols.clear();
+      for (const Protocol p : all_protocols()) {
+        if (nccl_enabled(comm, env, op, algorithm, p)) return true;
+      }
+      return false;
+    }
   }
-  return false;
 }
 
 std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec& cluster,
@@ -401,137 +806,104 @@ std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec&
   return out;
 }
 
-namespace {
-
-Time analytic_time_with(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                        const CollectiveRequest& request, const AlgorithmTuning& tuning,
-                        const std::string& cache_prefix, AnalyticCache* cache) {
-  // Ring shapes depend on the group and channel count only; cache them when asked to.
-  RingShape uncached;
-  auto shape = [&](const std::string& key, const std::vector<VertexId>& vertices,
-                   const RingOrders& rings) -> const RingShape& {
-    if (!cache) return uncached = ring_shape(router, vertices, rings);
-    auto it = cache->rings.find(key);
-    if (it == cache->rings.end()) {
-      it = cache->rings.emplace(key, ring_shape(router, vertices, rings)).first;
-    }
-    return it->second;
-  };
-  if (topology.gpu_count() == 1) return tuning.software_latency;
-  if (uses_ring_driver(request)) {
-    const RingPart part = ring_part(cluster, topology, request, tuning);
-    const std::string key = cache_prefix + "all/" + std::to_string(part.rings.size());
-    return tuning.software_latency +
-           ring_collective_time(shape(key, topology.gpu_vertices, part.rings), part.schedule);
-  }
-  if (request.algorithm == Algorithm::kHierarchical) {
-    Time total = tuning.software_latency;
-    int phase_index = 0;
-    for (const auto& phase : hierarchical_phases(cluster, topology.nodes, request.bytes, tuning)) {
-      Time slowest = 0;
-      int group = 0;
-      const RingShape* previous = nullptr;
-      Time previous_time = 0;
-      for (const auto& members : phase.groups) {
-        const std::string key = cache_prefix + "h" + std::to_string(phase_index) + "/" +
-                                std::to_string(group++) + "/" + std::to_string(phase.channels);
-        const RingShape& group_shape =
-            shape(key, vertices_of(topology, members), phase_rings(phase, members.size()));
-        // Groups on a symmetric fabric have equal shapes: evaluate each distinct shape once.
-        if (!previous || !(previous->channels == group_shape.channels) || !cache) {
-          previous_time = ring_collective_time(group_shape, phase.schedule);
-        }
-        previous = cache ? &group_shape : nullptr;
-        slowest = std::max(slowest, previous_time);
-      }
-      total += slowest;
-      ++phase_index;
-    }
-    return total;
-  }
-  return tuning.software_latency +
-         plan_time(router, *build_plan(cluster, topology, request, tuning));
-}
-
-}  // namespace
-
-PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
-                              const ClusterTopology& topology, const CollectiveRequest& request,
-                              AnalyticCache* cache) {
-  TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
-                  "algorithm does not apply");
-  const std::vector<Protocol> candidates = request.protocol
-                                               ? std::vector<Protocol>{*request.protocol}
-                                               : cluster.collectives.protocols(request.algorithm);
-  PickedAlgorithm best{request.algorithm, candidates.front(), kTimeMax};
-  for (const Protocol p : candidates) {
-    // Ring shapes do not depend on the protocol (only on links and channel counts): share them.
-    const Time t = analytic_time_with(router, cluster, topology, request,
-                                      cluster.collectives.of(request.algorithm, p), "", cache);
-    if (t < best.analytic_time) best = {request.algorithm, p, t};
-  }
-  return best;
-}
-
 Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
                               const ClusterTopology& topology, const CollectiveRequest& request,
                               AnalyticCache* cache) {
-  return pick_protocol(router, cluster, topology, request, cache).analytic_time;
+  std::optional<NcclComm> local;
+  const NcclComm& comm = comm_of(cluster, topology, cache, local);
+  const Protocol protocol = protocol_for(cluster, comm, request);
+  if (uses_plan(request.algorithm)) {
+    const Time latency = p2p_latency(cluster, comm, protocol, request.gpus_per_thread);
+    if (topology.gpu_count() == 1) return latency;
+    const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
+    return latency + plan_time(router, *p2p_plan(cluster, topology, comm,
+                                                 uniform_bytes(request, topology.gpu_count()),
+                                                 pxn));
+  }
+  // The streams' time scales with the size for a given shape (launched channels): cache it.
+  const int channels = request.algorithm == Algorithm::kRing || request.algorithm == Algorithm::kTree
+                           ? nccl_launched_channels(comm, request.algorithm, protocol, request.bytes)
+                           : 0;
+  LoweredCollective lowered;
+  double per_byte = 0.0;
+  const std::string key = shape_key(request, protocol, channels);
+  const auto found = cache ? cache->seconds_per_byte.find(key) : decltype(cache->seconds_per_byte.end()){};
+  if (cache && found != cache->seconds_per_byte.end()) {
+    per_byte = found->second;
+    Lowering l{router, cluster, topology, comm, request, protocol, {}};
+    l.latency();
+    lowered.latency = l.out.latency;
+  } else {
+    lowered = lower_collective(router, cluster, topology, comm, request, protocol);
+    for (const auto& stage : lowered.stages) {
+      per_byte += stage_seconds(topology.topology, stage, 1.0);
+    }
+    if (cache) cache->seconds_per_byte[key] = per_byte;
+  }
+  return lowered.latency + time_from_seconds(per_byte * request.bytes);
 }
 
 std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
                                                  const ClusterSpec& cluster,
                                                  const ClusterTopology& topology,
                                                  const CollectiveRequest& request) {
-  const Protocol protocol = pick_protocol(network.router(), cluster, topology, request).protocol;
-  const AlgorithmTuning tuning = cluster.collectives.of(request.algorithm, protocol);
-  if (topology.gpu_count() == 1) {
-    return std::make_unique<AnalyticCollective>(simulation, 1, tuning.software_latency);
-  }
-  if (uses_ring_driver(request)) {
-    RingPart part = ring_part(cluster, topology, request, tuning);
-    return make_ring(simulation, network, topology.gpu_vertices, std::move(part.rings),
-                     part.schedule, tuning.software_latency);
-  }
-  if (request.algorithm == Algorithm::kHierarchical) {
-    auto phased = std::make_unique<PhasedCollective>(simulation, topology.gpu_count(),
-                                                     tuning.software_latency);
-    for (const auto& phase : hierarchical_phases(cluster, topology.nodes, request.bytes, tuning)) {
-      std::vector<PhasedCollective::Group> groups;
-      for (const auto& members : phase.groups) {
-        groups.push_back(
-            {std::make_unique<RingCollective>(simulation, network, vertices_of(topology, members),
-                                              phase_rings(phase, members.size()), phase.schedule),
-             members});
-      }
-      phased->add_phase(std::move(groups));
+  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+  const Protocol protocol = protocol_for(cluster, comm, request);
+  if (uses_plan(request.algorithm)) {
+    const Time latency = p2p_latency(cluster, comm, protocol, request.gpus_per_thread);
+    if (topology.gpu_count() == 1) {
+      return std::make_unique<AnalyticCollective>(simulation, 1, latency);
     }
-    return phased;
+    const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
+    return std::make_unique<PlanCollective>(
+        simulation, network,
+        p2p_plan(cluster, topology, comm, uniform_bytes(request, topology.gpu_count()), pxn),
+        latency);
   }
-  return std::make_unique<PlanCollective>(
-      simulation, network, build_plan(cluster, topology, request, tuning), tuning.software_latency);
+  const LoweredCollective lowered =
+      lower_collective(network.router(), cluster, topology, comm, request, protocol);
+  return std::make_unique<StreamCollective>(simulation, network, topology.gpu_count(), lowered,
+                                            request.bytes);
+}
+
+PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
+                              const ClusterTopology& topology, const CollectiveRequest& request,
+                              AnalyticCache* cache) {
+  TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
+                  "algorithm does not apply");
+  std::optional<NcclComm> local;
+  const NcclComm& comm = comm_of(cluster, topology, cache, local);
+  CollectiveRequest r = request;
+  r.protocol = protocol_for(cluster, comm, request);
+  return {r.algorithm, *r.protocol, analytic_collective_time(router, cluster, topology, r, cache)};
 }
 
 PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
-                               AnalyticCache* cache) {
-  const auto candidates = applicable_algorithms(op, cluster, topology.nodes);
-  TRAINSIM_ASSERT(!candidates.empty(), "no algorithm for this collective");
-  PickedAlgorithm best{candidates.front(), Protocol::kSimple, kTimeMax};
-  for (const Algorithm a : candidates) {
-    CollectiveRequest request;
-    request.op = op;
-    request.algorithm = a;
-    request.bytes = bytes;
-    const PickedAlgorithm picked = pick_protocol(router, cluster, topology, request, cache);
-    if (picked.analytic_time < best.analytic_time) best = picked;
+                               AnalyticCache* cache, int gpus_per_thread) {
+  std::optional<NcclComm> local;
+  const NcclComm& comm = comm_of(cluster, topology, cache, local);
+  auto choice = nccl_choose(comm, cluster.collectives, op, bytes);
+  if (!choice) {
+    // NCCL_ALGO / NCCL_PROTO rule everything out here: NCCL would fail; use its defaults.
+    CollectiveTuning env = cluster.collectives;
+    env.algorithms.clear();
+    env.protocols.clear();
+    choice = nccl_choose(comm, env, op, bytes);
   }
-  return best;
+  TRAINSIM_ASSERT(choice.has_value(), "no algorithm for this collective");
+  CollectiveRequest r;
+  r.op = op;
+  r.algorithm = choice->algorithm;
+  r.bytes = bytes;
+  r.protocol = choice->protocol;
+  r.gpus_per_thread = gpus_per_thread;
+  return {r.algorithm, *r.protocol, analytic_collective_time(router, cluster, topology, r, cache)};
 }
 
 Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology) {
   return topology.nodes > 1 && topology.gpus_per_node > 1 &&
-                 cluster.intra_node.fabric == IntraNodeFabric::kNvSwitch
+                 cluster.intra_node.fabric == IntraNodeFabric::kNvSwitch && cluster.collectives.pxn
              ? Algorithm::kTwoD
              : Algorithm::kDirect;
 }
@@ -540,46 +912,12 @@ std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
                                                      const ClusterTopology& topology,
                                                      const std::vector<std::vector<double>>& bytes,
                                                      Algorithm algorithm) {
-  const int p = topology.gpu_count();
-  const int g = topology.gpus_per_node;
-  TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == p, "byte matrix does not match the GPUs");
+  TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == topology.gpu_count(),
+                  "byte matrix does not match the GPUs");
   TRAINSIM_ASSERT(algorithm == Algorithm::kDirect || algorithm == Algorithm::kTwoD,
                   "all-to-all runs direct or 2D");
-  const AlgorithmTuning tuning = cluster.collectives.of(Algorithm::kDirect);
-  // Bytes per (sender, receiver) flow, row-major.
-  std::vector<double> flows(static_cast<std::size_t>(p) * p, 0.0);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      const double v = bytes[a][b];
-      if (a == b || v <= 0.0) continue;
-      if (algorithm == Algorithm::kDirect || a / g == b / g) {
-        flows[static_cast<std::size_t>(a) * p + b] += v;
-      } else {
-        const int proxy = (a / g) * g + b % g;
-        if (proxy != a) flows[static_cast<std::size_t>(a) * p + proxy] += v;
-        flows[static_cast<std::size_t>(proxy) * p + b] += v;
-      }
-    }
-  }
-  const double largest = *std::max_element(flows.begin(), flows.end());
-  const double cap = tuning.channels(largest / tuning.efficiency, 1).total_cap();
-  auto plan = std::make_shared<CollectivePlan>(p);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      const double v = flows[static_cast<std::size_t>(a) * p + b];
-      if (v <= 0.0) continue;
-      PlanTransfer t;
-      t.from = topology.gpu_vertices[a];
-      t.to = topology.gpu_vertices[b];
-      t.bytes = v / tuning.efficiency;
-      t.sender = a;
-      t.receiver = b;
-      t.rate_cap = cap;
-      plan->add(t);
-    }
-  }
-  plan->finalize();
-  return plan;
+  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+  return p2p_plan(cluster, topology, comm, bytes, algorithm == Algorithm::kTwoD);
 }
 
 std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
@@ -587,30 +925,46 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
                                            const ClusterTopology& topology,
                                            const std::vector<std::vector<double>>& bytes,
                                            Algorithm algorithm) {
+  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
   return std::make_unique<PlanCollective>(
       simulation, network, alltoallv_plan(cluster, topology, bytes, algorithm),
-      cluster.collectives.of(Algorithm::kDirect).software_latency);
+      p2p_latency(cluster, comm, Protocol::kSimple, 1));
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
                     const std::vector<std::vector<double>>& bytes, Algorithm algorithm) {
-  return cluster.collectives.of(Algorithm::kDirect).software_latency +
+  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+  return p2p_latency(cluster, comm, Protocol::kSimple, 1) +
          plan_time(router, *alltoallv_plan(cluster, topology, bytes, algorithm));
 }
 
 namespace {
 
-// One ring over the group: GPUs of different nodes share no links, and repeated rotations of a
-// single ring merge into one (merged_rings).
-std::pair<RingOrders, RingSchedule> group_ring(const ClusterSpec& cluster, std::size_t members,
-                                               double bytes) {
-  const AlgorithmTuning tuning = cluster.collectives.of(Algorithm::kRing);
-  const double wire = bytes / tuning.efficiency;
-  const auto ch = merged_rings(tuning.channels(wire, default_ring_channels(cluster)), 1);
-  RingOrders rings = make_node_rings(static_cast<int>(members), 1, ch.count);
-  RingSchedule schedule = ring_all_reduce_schedule(wire, static_cast<int>(members), ch.count);
-  schedule.rate_cap = ch.rate_cap;
-  return {rings, schedule};
+// A ring over given GPUs, one per node (routes as the fabric's shortest paths), as one stream
+// carrying all of NCCL's channels of a one-GPU-per-node communicator.
+LoweredCollective group_ring(Router& router, const ClusterSpec& cluster,
+                             const std::vector<VertexId>& vertices, double bytes) {
+  LoweredCollective out;
+  const int n = static_cast<int>(vertices.size());
+  const NcclComm comm = make_nccl_comm(restrict_gpus_per_node(cluster, 1), std::max(1, n));
+  CollectiveTuning env = cluster.collectives;
+  env.algorithms.clear();
+  const auto choice = nccl_choose(comm, env, CollectiveOp::kAllReduce, bytes, Algorithm::kRing);
+  const Protocol protocol = choice ? choice->protocol : Protocol::kSimple;
+  out.latency = launch_cost(cluster, 1);
+  if (n <= 1) return out;
+  out.latency += time_from_seconds(
+      1e-6 * nccl_latency_us(comm, CollectiveOp::kAllReduce, Algorithm::kRing, protocol, bytes,
+                             scales_of(cluster.collectives)));
+  Stream s;
+  for (int i = 0; i < n; ++i) {
+    for (const LinkId l : router.links(router.route(vertices[i], vertices[(i + 1) % n]))) {
+      s.links.push_back(l);
+    }
+  }
+  s.bytes_per_byte = 2.0 * (n - 1) / n * ring_wire(protocol);
+  out.stages.push_back({std::move(s)});
+  return out;
 }
 
 }  // namespace
@@ -619,16 +973,19 @@ std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNe
                                                   const ClusterSpec& cluster,
                                                   const std::vector<VertexId>& vertices,
                                                   double bytes) {
-  auto [rings, schedule] = group_ring(cluster, vertices.size(), bytes);
-  return make_ring(simulation, network, vertices, std::move(rings), schedule,
-                   cluster.collectives.of(Algorithm::kRing).software_latency);
+  return std::make_unique<StreamCollective>(simulation, network, static_cast<int>(vertices.size()),
+                                            group_ring(network.router(), cluster, vertices, bytes),
+                                            bytes);
 }
 
 Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,
                            const std::vector<VertexId>& vertices, double bytes) {
-  const auto [rings, schedule] = group_ring(cluster, vertices.size(), bytes);
-  return cluster.collectives.of(Algorithm::kRing).software_latency +
-         ring_collective_time(router, vertices, rings, schedule);
+  const LoweredCollective lowered = group_ring(router, cluster, vertices, bytes);
+  double seconds = 0.0;
+  for (const auto& stage : lowered.stages) {
+    seconds += stage_seconds(router.topology(), stage, bytes);
+  }
+  return lowered.latency + time_from_seconds(seconds);
 }
 
 }  // namespace trainsim::models

@@ -1,10 +1,23 @@
-// Every collective operation lowered to transfers on a cluster's fabric, by algorithm, in two
-// forms that agree when nothing else contends: a Collective running as flows on the FlowNetwork,
-// and an analytic time. A picker chooses, per operation and size, the algorithm with the smallest
-// analytic time, the way NCCL's tuning model picks among its algorithms (latency per algorithm plus
-// per-hop latencies, bandwidth per algorithm).
+// Collectives on the modelled fabric, structured as NCCL runs them (nccl_tuner.h decides which
+// algorithm and protocol, and how many channels): each operation is lowered to pipelined streams,
+// and evaluated in two forms that agree exactly when nothing else contends: as flows on the
+// FlowNetwork (contention with other traffic is real), or analytically (the same streams sharing
+// the links by max-min fairness, on their own).
 //
-// Participants are all GPUs of the cluster, in rank order (node-major). Sizes follow nccl-tests:
+// A stream is one channel's data path: a ring channel's 2(P-1) steps around all P ranks, a tree
+// channel's chains and tree edges, a GPU's NVLS traffic to and from the switch. NCCL forwards the
+// data of a step as its slices arrive, so once the pipeline is full every hop of a channel moves
+// data at the same rate, that of its slowest hop: a stream is one flow across the links of all its
+// hops (a link its hops cross twice counts twice), carrying what each hop carries, with the
+// channel's throughput cap (NCCL's per-channel limits). The time of an operation is then
+//   host launch + NCCL's latency (per-hop latencies by link type and protocol, counted along the
+//   data path: it grows with the ring's length, logarithmically for trees) + the time the streams
+//   need at their max-min rates.
+// All-to-all and send/recv are NCCL's grouped point-to-point operations: one flow per
+// (sender, receiver) pair, through the GPU on the destination's rail across nodes (PXN), with the
+// channels NCCL gives a peer and their throughput cap.
+//
+// Participants are all GPUs of the cluster in rank order (node-major). Sizes follow nccl-tests:
 // `bytes` is the larger of one rank's send and receive buffers (collective_op.h).
 #pragma once
 
@@ -18,7 +31,7 @@
 #include "models/collectives/collective.h"
 #include "models/collectives/collective_op.h"
 #include "models/collectives/collective_tuning.h"
-#include "models/collectives/ring_collective.h"
+#include "models/collectives/nccl_tuner.h"
 #include "models/hardware/cluster_spec.h"
 #include "models/hardware/cluster_topology.h"
 
@@ -29,23 +42,26 @@ struct CollectiveRequest {
   Algorithm algorithm = Algorithm::kRing;
   double bytes = 0.0;
   int root = 0;  // broadcast and reduce
-  // The protocol to use; unset: the algorithm's fastest configured protocol for this size.
+  // The protocol to use; unset: the one NCCL's tuner picks for this algorithm and size.
   std::optional<Protocol> protocol;
+  // GPUs one host thread drives (nccl-tests -g): their launches add up.
+  int gpus_per_thread = 1;
 };
 
-// Algorithms that can run `op` on `nodes` nodes of this cluster, in the order the picker tries
-// them (the first wins ties).
+// Algorithms that can run `op` on `nodes` nodes of this cluster (NCCL's enable rules, the
+// cluster's hardware; NCCL_ALGO is not applied here).
 std::vector<Algorithm> applicable_algorithms(CollectiveOp op, const ClusterSpec& cluster,
                                              int nodes);
 bool is_applicable(Algorithm algorithm, CollectiveOp op, const ClusterSpec& cluster, int nodes);
 
-// Size-independent parts of analytic times (ring shapes), reused over a size sweep. Valid for
-// one (cluster, topology, router) triple.
+// Size-independent work reused over a size sweep: NCCL's view of the communicator and the
+// lowered streams per shape. Valid for one (cluster, topology, router) triple.
 struct AnalyticCache {
-  std::map<std::string, RingShape> rings;
+  std::optional<NcclComm> comm;
+  std::map<std::string, double> seconds_per_byte;
 };
 
-// Analytic time of the request, software latency included, all participants joining at once.
+// Analytic time of the request, all participants joining at once.
 Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
                               const ClusterTopology& topology, const CollectiveRequest& request,
                               AnalyticCache* cache = nullptr);
@@ -56,27 +72,29 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
                                                  const ClusterTopology& topology,
                                                  const CollectiveRequest& request);
 
-// The applicable algorithm with the smallest analytic time for `op` of `bytes`, and that time.
 struct PickedAlgorithm {
   Algorithm algorithm;
   Protocol protocol;
   Time analytic_time;
 };
 
-// The algorithm's fastest configured protocol for the request, and its analytic time.
+// The protocol NCCL's tuner picks for the request's algorithm (unless it names one), and the
+// analytic time.
 PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
                               const ClusterTopology& topology, const CollectiveRequest& request,
                               AnalyticCache* cache = nullptr);
+// What NCCL runs for `op` of `bytes` (its tuner's choice among the enabled algorithms and
+// protocols, under the cluster's NCCL_ALGO / NCCL_PROTO), and its analytic time.
 PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
-                               AnalyticCache* cache = nullptr);
+                               AnalyticCache* cache = nullptr, int gpus_per_thread = 1);
 
-// All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, with the direct
-// algorithm's tuning (software latency, efficiency, channel caps). kDirect: one flow per pair.
-// kTwoD: as NCCL sends across nodes through the peer on the destination's rail (PXN): data for
-// GPU (m, j) leaves node n from GPU (n, j), which the sender reaches over the node's fabric; the
-// two legs are pipelined (concurrent flows), aggregated per (sender, proxy) and (proxy,
-// destination). pick_alltoallv_algorithm() chooses kTwoD on multi-node NVSwitch clusters.
+// All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, as grouped
+// point-to-point. kDirect: one flow per pair, each GPU on its own NIC. kTwoD: across nodes
+// through the peer on the destination's rail (PXN): data for GPU (m, j) leaves node n from GPU
+// (n, j), which the sender reaches over the node's fabric; the two legs are pipelined
+// (concurrent flows), aggregated per (sender, proxy) and (proxy, destination).
+// pick_alltoallv_algorithm() chooses what NCCL does (PXN on multi-node NVSwitch clusters).
 Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology);
 std::shared_ptr<const class CollectivePlan> alltoallv_plan(
     const ClusterSpec& cluster, const ClusterTopology& topology,
@@ -90,12 +108,31 @@ Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTop
                     const std::vector<std::vector<double>>& bytes,
                     Algorithm algorithm = Algorithm::kDirect);
 
-// Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order), with the ring's tuning.
+// Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order, one per node: an NCCL
+// communicator of one GPU per node), as NCCL runs it.
 std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNetwork& network,
                                                   const ClusterSpec& cluster,
                                                   const std::vector<VertexId>& vertices,
                                                   double bytes);
 Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,
                            const std::vector<VertexId>& vertices, double bytes);
+
+// The lowering itself, for tests and tools: streams (each a chain of hops, as explicit links)
+// in stages, and the fixed latency.
+struct Stream {
+  std::vector<LinkId> links;  // every hop's links, in order; repeats load a link again
+  double bytes_per_byte = 0.0;  // bytes each hop carries per byte of the operation
+  double rate_cap = FlowNetwork::kUncapped;  // bytes/s
+};
+struct LoweredCollective {
+  std::vector<std::vector<Stream>> stages;  // a stage starts once the previous one has finished
+  Time latency = 0;                         // host launch + NCCL's latency, paid once
+};
+LoweredCollective lower_collective(Router& router, const ClusterSpec& cluster,
+                                   const ClusterTopology& topology, const NcclComm& comm,
+                                   const CollectiveRequest& request, Protocol protocol);
+// Seconds the streams of one stage need for `bytes`, sharing links by max-min fairness, each
+// finishing frees its share for the others (water filling).
+double stage_seconds(const Topology& topology, const std::vector<Stream>& streams, double bytes);
 
 }  // namespace trainsim::models

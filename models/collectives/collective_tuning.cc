@@ -1,7 +1,8 @@
 #include "models/collectives/collective_tuning.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cctype>
+#include <charconv>
 
 namespace trainsim::models {
 
@@ -18,7 +19,7 @@ std::string_view protocol_name(Protocol protocol) {
 }
 
 const std::vector<Protocol>& all_protocols() {
-  static const std::vector<Protocol> all = {Protocol::kSimple, Protocol::kLl128, Protocol::kLl};
+  static const std::vector<Protocol> all = {Protocol::kLl, Protocol::kLl128, Protocol::kSimple};
   return all;
 }
 
@@ -37,6 +38,14 @@ std::string_view algorithm_name(Algorithm algorithm) {
       return "tree";
     case Algorithm::kNvls:
       return "nvls";
+    case Algorithm::kNvlsTree:
+      return "nvls_tree";
+    case Algorithm::kCollNetDirect:
+      return "collnet_direct";
+    case Algorithm::kCollNetChain:
+      return "collnet_chain";
+    case Algorithm::kPat:
+      return "pat";
     case Algorithm::kHierarchical:
       return "hierarchical";
     case Algorithm::kDirect:
@@ -51,8 +60,10 @@ std::string_view algorithm_name(Algorithm algorithm) {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> all = {
-      Algorithm::kRing,   Algorithm::kTree, Algorithm::kNvls, Algorithm::kHierarchical,
-      Algorithm::kDirect, Algorithm::kTwoD, Algorithm::kP2p};
+      Algorithm::kRing,          Algorithm::kTree,         Algorithm::kNvls,
+      Algorithm::kNvlsTree,      Algorithm::kCollNetDirect, Algorithm::kCollNetChain,
+      Algorithm::kPat,           Algorithm::kHierarchical, Algorithm::kDirect,
+      Algorithm::kTwoD,          Algorithm::kP2p};
   return all;
 }
 
@@ -60,35 +71,154 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   for (const Algorithm a : all_algorithms()) {
     if (algorithm_name(a) == name) return a;
   }
+  if (name == "nvlstree") return Algorithm::kNvlsTree;
+  if (name == "collnetdirect") return Algorithm::kCollNetDirect;
+  if (name == "collnetchain") return Algorithm::kCollNetChain;
+  if (name == "pxn") return Algorithm::kTwoD;
   return std::nullopt;
 }
 
-AlgorithmTuning::Channels AlgorithmTuning::channels(double bytes, int default_channels) const {
-  const int most = std::max(1, max_channels > 0 ? max_channels : default_channels);
-  if (bytes_per_channel <= 0.0) return {most, channel_bandwidth};
-  const double worth = std::clamp(bytes / bytes_per_channel, 1.0, static_cast<double>(most));
-  const int count = static_cast<int>(std::ceil(worth - 1e-9));
-  return {count, channel_bandwidth * worth / count};
+bool is_nccl_algorithm(Algorithm algorithm) {
+  return algorithm != Algorithm::kHierarchical;
 }
 
-AlgorithmTuning CollectiveTuning::of(Algorithm algorithm, Protocol protocol) const {
-  const auto it = algorithms.find(algorithm);
-  if (it == algorithms.end()) {
-    // Not calibrated: borrow the ring's Simple tuning (software latency, channel ramp), the one
-    // every calibration fits, so an uncalibrated algorithm does not look free to the picker.
-    if (algorithm == Algorithm::kRing) return AlgorithmTuning{};
-    return of(Algorithm::kRing, Protocol::kSimple);
+std::string nccl_version_name(NcclVersion version) {
+  return "2." + std::to_string(version.minor);
+}
+
+std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
+  const char* end = text.data() + text.size();
+  int major = 0;
+  auto r = std::from_chars(text.data(), end, major);
+  if (r.ec != std::errc()) return std::nullopt;
+  if (r.ptr == end && major >= 20000 && major < 30000) {
+    return NcclVersion{(major / 100) % 100};  // NCCL_VERSION_CODE: 22602 is 2.26.2
   }
-  const auto p = it->second.find(protocol);
-  return p == it->second.end() ? AlgorithmTuning{} : p->second;
+  if (r.ptr == end || *r.ptr != '.' || major != 2) return std::nullopt;
+  int minor = 0;
+  r = std::from_chars(r.ptr + 1, end, minor);
+  if (r.ec != std::errc() || minor < 0 || minor > 99) return std::nullopt;
+  if (r.ptr != end && *r.ptr != '.') return std::nullopt;
+  return NcclVersion{minor};
 }
 
-std::vector<Protocol> CollectiveTuning::protocols(Algorithm algorithm) const {
-  const auto it = algorithms.find(algorithm);
-  if (it == algorithms.end() || it->second.empty()) return {Protocol::kSimple};
-  std::vector<Protocol> out;
-  for (const auto& [protocol, tuning] : it->second) out.push_back(protocol);
+bool CollectiveTuning::allows(Algorithm a) const {
+  return algorithms.empty() || std::find(algorithms.begin(), algorithms.end(), a) != algorithms.end();
+}
+
+bool CollectiveTuning::allows(Protocol p) const {
+  return protocols.empty() || std::find(protocols.begin(), protocols.end(), p) != protocols.end();
+}
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
+}
+
+// Comma-separated names, NCCL style ("Ring,Tree", "^LL128" excludes).
+template <typename T, typename Parse>
+std::string parse_list(std::string_view value, const std::vector<T>& universe, Parse parse,
+                       std::vector<T>& out, std::string_view what) {
+  bool exclude = !value.empty() && value.front() == '^';
+  if (exclude) value.remove_prefix(1);
+  std::vector<T> named;
+  while (!value.empty()) {
+    const auto comma = value.find(',');
+    const std::string item = lower(value.substr(0, comma));
+    const auto parsed = parse(item);
+    if (!parsed) return "unknown " + std::string(what) + " '" + item + "'";
+    named.push_back(*parsed);
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+  }
+  out.clear();
+  for (const T& t : universe) {
+    const bool listed = std::find(named.begin(), named.end(), t) != named.end();
+    if (listed != exclude) out.push_back(t);
+  }
+  if (out.empty()) return "leaves no " + std::string(what);
+  return "";
+}
+
+std::optional<int> parse_int(std::string_view value) {
+  int v = 0;
+  const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (r.ec != std::errc() || r.ptr != value.data() + value.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name,
+                           std::string_view value) {
+  auto integer = [&](int& field, int least) -> std::string {
+    const auto v = parse_int(value);
+    if (!v || *v < least) {
+      return std::string(name) + " must be an integer of at least " + std::to_string(least);
+    }
+    field = *v;
+    return "";
+  };
+  auto flag = [&](bool& field, bool invert) -> std::string {
+    const auto v = parse_int(value);
+    if (!v || *v < 0) return std::string(name) + " must be 0 or 1";
+    field = (*v != 0) != invert;
+    return "";
+  };
+  if (name == "NCCL_ALGO") {
+    return parse_list<Algorithm>(
+        value, all_algorithms(),
+        [](const std::string& s) {
+          auto a = parse_algorithm(s);
+          return a && is_nccl_algorithm(*a) ? a : std::nullopt;
+        },
+        tuning.algorithms, "algorithm");
+  }
+  if (name == "NCCL_PROTO") {
+    return parse_list<Protocol>(value, all_protocols(), parse_protocol, tuning.protocols,
+                                "protocol");
+  }
+  if (name == "NCCL_MIN_NCHANNELS" || name == "NCCL_MIN_CTAS") {
+    return integer(tuning.min_channels, 1);
+  }
+  if (name == "NCCL_MAX_NCHANNELS" || name == "NCCL_MAX_CTAS") {
+    return integer(tuning.max_channels, 1);
+  }
+  if (name == "NCCL_NCHANNELS_PER_NET_PEER") return integer(tuning.channels_per_net_peer, 1);
+  if (name == "NCCL_PXN_DISABLE") return flag(tuning.pxn, /*invert=*/true);
+  if (name == "NCCL_NVLS_ENABLE") return flag(tuning.nvls, false);
+  if (name == "NCCL_COLLNET_ENABLE") return flag(tuning.collnet, false);
+  if (name == "NCCL_CROSS_NIC") return flag(tuning.cross_nic, false);
+  if (name.substr(0, 5) != "NCCL_") return std::string(name) + " is not an NCCL variable";
+  return "";  // NCCL_IB_HCA, NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...: no effect on the model
+}
+
+std::vector<std::pair<std::string, std::string>> nccl_env_of(const CollectiveTuning& t) {
+  std::vector<std::pair<std::string, std::string>> env;
+  auto join = [](const auto& items, auto name) {
+    std::string s;
+    for (const auto& i : items) s += (s.empty() ? "" : ",") + std::string(name(i));
+    return s;
+  };
+  if (!t.algorithms.empty()) {
+    env.emplace_back("NCCL_ALGO", join(t.algorithms, [](Algorithm a) { return algorithm_name(a); }));
+  }
+  if (!t.protocols.empty()) {
+    env.emplace_back("NCCL_PROTO", join(t.protocols, [](Protocol p) { return protocol_name(p); }));
+  }
+  if (t.min_channels > 0) env.emplace_back("NCCL_MIN_NCHANNELS", std::to_string(t.min_channels));
+  if (t.max_channels > 0) env.emplace_back("NCCL_MAX_NCHANNELS", std::to_string(t.max_channels));
+  if (t.channels_per_net_peer > 0) {
+    env.emplace_back("NCCL_NCHANNELS_PER_NET_PEER", std::to_string(t.channels_per_net_peer));
+  }
+  if (!t.pxn) env.emplace_back("NCCL_PXN_DISABLE", "1");
+  if (!t.nvls) env.emplace_back("NCCL_NVLS_ENABLE", "0");
+  if (!t.collnet) env.emplace_back("NCCL_COLLNET_ENABLE", "0");
+  if (!t.cross_nic) env.emplace_back("NCCL_CROSS_NIC", "0");
+  return env;
 }
 
 }  // namespace trainsim::models

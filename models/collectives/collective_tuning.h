@@ -1,13 +1,15 @@
-// Collective algorithms and the per-algorithm figures that calibration fits: the software latency
-// an operation pays once (kernel launch, setup; NCCL's "base latency"), the fraction of the links'
-// effective bandwidth it reaches, and how many channels (NCCL thread blocks, each with a
-// throughput limit) it spreads a message over. Per-hop latency and bandwidth come from the links.
+// Collective algorithms and protocols, and the few physical constants of the collective model
+// that a cluster may set or calibration fits: the host's launch cost, per-hop latencies by link
+// type, the throughput of a point-to-point network channel and the achieved fraction of links for
+// point-to-point traffic; plus the settings NCCL takes from its environment (NCCL_ALGO,
+// NCCL_PROTO, NCCL_MIN_NCHANNELS, ...). Link bandwidths and their achieved fractions are the
+// links' own (cluster_spec.h); the algorithms' structure is NCCL's (nccl_tuner.h, algorithms.h).
 #pragma once
 
-#include <limits>
-#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/units.h"
@@ -15,18 +17,29 @@
 namespace trainsim::models {
 
 enum class Algorithm {
-  kRing,  // ring (all-reduce, all-gather, reduce-scatter); pipelined chain (broadcast, reduce)
-  kTree,  // double binary tree across nodes, chains inside nodes (all-reduce)
-  kNvls,  // in-switch reduction on NVSwitch (NVLink SHARP) inside one node (all-reduce)
-  kHierarchical,  // reduce-scatter in node, all-reduce across nodes, all-gather in node
-  kDirect,        // all-to-all with one flow per pair
-  kTwoD,          // all-to-all: aggregate inside the node, exchange among same-local-rank GPUs
-  kP2p,           // point-to-point send/receive
+  kRing,           // ring (all-reduce, all-gather, reduce-scatter); pipelined chain (bcast, reduce)
+  kTree,           // double binary tree across nodes, chains inside nodes (all-reduce)
+  kNvls,           // NVLink SHARP: in-switch reduction and multicast on NVSwitch
+  kNvlsTree,       // NVLS inside each node, a tree of the nodes' NVLS heads across nodes
+  kCollNetDirect,  // in-network reduction (IB SHARP), every local GPU talking to the NIC heads
+  kCollNetChain,   // in-network reduction, a chain inside the node to one head per rail
+  kPat,            // parallel aggregated trees (all-gather, reduce-scatter at one GPU per node)
+  kHierarchical,   // not NCCL's: reduce-scatter in node, ring all-reduce across, all-gather
+  kDirect,         // all-to-all as grouped point-to-point, each GPU on its own NIC (no PXN)
+  kTwoD,           // all-to-all as NCCL runs it with PXN: through the GPU on the destination's rail
+  kP2p,            // point-to-point send/receive
 };
 
-// NCCL's protocols: Simple (large messages, full bandwidth), LL128 and LL (low latency, less
-// bandwidth). Each algorithm may carry a tuning per protocol; the fastest applies per size.
-enum class Protocol { kSimple, kLl128, kLl };
+// NCCL's protocols: Simple (full bandwidth, a fence per step), LL128 (120 of every 128 bytes are
+// data) and LL (4 bytes of data and a 4-byte flag per 8 bytes).
+enum class Protocol { kLl, kLl128, kSimple };
+
+// An NCCL release, 2.minor: its tuning constants and channel rules differ between releases
+// (notes/nccl-model.md, sections 2.3 and 4).
+struct NcclVersion {
+  int minor = 29;
+  bool operator==(const NcclVersion&) const = default;
+};
 
 std::string_view protocol_name(Protocol protocol);
 std::optional<Protocol> parse_protocol(std::string_view name);
@@ -35,40 +48,54 @@ const std::vector<Protocol>& all_protocols();
 std::string_view algorithm_name(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 const std::vector<Algorithm>& all_algorithms();
+// The algorithms NCCL itself has (what --algo auto chooses among).
+bool is_nccl_algorithm(Algorithm algorithm);
 
-struct AlgorithmTuning {
-  Time software_latency = 0;
-  double efficiency = 1.0;
-  // Channels: a message of S bytes is worth c = clamp(S / bytes_per_channel, 1, max_channels)
-  // channels of channel_bandwidth each (c may be fractional: the ramp is continuous in S). It runs
-  // on ceil(c) channels sharing that throughput. bytes_per_channel 0 means always max_channels;
-  // max_channels 0 means the algorithm's own count (rings: one per NIC of a node, at least 1).
-  double channel_bandwidth = std::numeric_limits<double>::infinity();
-  double bytes_per_channel = 0.0;
-  int max_channels = 0;
-
-  struct Channels {
-    int count = 1;
-    double rate_cap = std::numeric_limits<double>::infinity();  // per channel
-    double total_cap() const { return rate_cap * count; }
-  };
-  Channels channels(double bytes, int default_channels) const;
-};
+std::string nccl_version_name(NcclVersion version);  // "2.29"
+// "2.18.5", "2.21", "2.26.2", "22602" (NCCL_VERSION_CODE as nccl-tests prints it).
+std::optional<NcclVersion> parse_nccl_version(std::string_view text);
 
 struct CollectiveTuning {
-  // Per algorithm, its tuning per protocol; absent: Simple with the defaults below.
-  std::map<Algorithm, std::map<Protocol, AlgorithmTuning>> algorithms;
-  double pipeline_chunk_bytes = 512.0 * 1024.0;  // chunk of pipelined algorithms
+  NcclVersion nccl_version;
 
-  // The tuning of an algorithm with a protocol: as configured; for an algorithm with no tuning at
-  // all, the ring's Simple tuning; else the defaults (no software latency, full efficiency, no
-  // channel limit).
-  AlgorithmTuning of(Algorithm algorithm, Protocol protocol = Protocol::kSimple) const;
-  // The protocols configured for an algorithm (Simple alone if none).
-  std::vector<Protocol> protocols(Algorithm algorithm) const;
-  AlgorithmTuning& at(Algorithm algorithm, Protocol protocol = Protocol::kSimple) {
-    return algorithms[algorithm][protocol];
-  }
+  // Physical constants (calibration fits them; defaults from the joint fit over the logs in
+  // validation/, see configs/README.md):
+  // Host time to launch one GPU's kernels of an operation; a thread that drives several GPUs
+  // (nccl-tests -g) launches them one after another.
+  Time launch_latency = 0;
+  // Per-hop latency of one step, by link type, as a multiple of NCCL's own figures (hwLat in its
+  // tuning model, per algorithm and protocol).
+  double nvlink_latency_scale = 1.0;
+  double pcie_latency_scale = 1.0;
+  double network_latency_scale = 1.0;
+  // Throughput one point-to-point channel reaches over the network, and over NVLink.
+  double p2p_channel_bandwidth = 14e9;
+  double p2p_nvlink_channel_bandwidth = 20e9;
+  // Fraction of a link's achieved collective bandwidth that point-to-point traffic reaches.
+  double p2p_efficiency = 1.0;
+
+  // NCCL's environment (unset or 0: NCCL's default).
+  std::vector<Algorithm> algorithms;  // NCCL_ALGO: allowed algorithms
+  std::vector<Protocol> protocols;    // NCCL_PROTO: allowed protocols
+  int min_channels = 0;               // NCCL_MIN_NCHANNELS (NCCL_MIN_CTAS)
+  int max_channels = 0;               // NCCL_MAX_NCHANNELS (NCCL_MAX_CTAS)
+  int channels_per_net_peer = 0;      // NCCL_NCHANNELS_PER_NET_PEER
+  bool pxn = true;                    // NCCL_PXN_DISABLE=0
+  bool nvls = true;                   // NCCL_NVLS_ENABLE (where the hardware has it)
+  bool collnet = true;                // NCCL_COLLNET_ENABLE (where the fabric has SHARP)
+  bool cross_nic = true;              // NCCL_CROSS_NIC != 0
+
+  bool allows(Algorithm a) const;
+  bool allows(Protocol p) const;
 };
+
+// Sets one of NCCL's environment variables on the tuning: NCCL_ALGO, NCCL_PROTO,
+// NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS, NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS,
+// NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
+// NCCL_CROSS_NIC. Variables that do not change the model (NCCL_IB_HCA, NCCL_DEBUG, ...) are
+// accepted and ignored. Returns an error message, empty on success.
+std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name, std::string_view value);
+// The variables that reproduce the tuning's non-default settings, in a fixed order.
+std::vector<std::pair<std::string, std::string>> nccl_env_of(const CollectiveTuning& tuning);
 
 }  // namespace trainsim::models

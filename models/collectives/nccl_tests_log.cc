@@ -47,6 +47,11 @@ class Parser {
     const std::string text = strip_launcher_prefix(raw);
     const auto words = split_words(text);
     if (words.empty()) return;
+    static const std::regex gpus(R"(\bnGpus\s+(\d+))");
+    std::smatch m;
+    if (log_.gpus_per_thread == 0 && std::regex_search(text, m, gpus)) {
+      log_.gpus_per_thread = std::stoi(m[1].str());
+    }
     if (words[0][0] == '#') {
       comment(text, words);
     } else if (words[0] == ">" || words[0][0] == '>') {

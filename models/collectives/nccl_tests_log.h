@@ -43,6 +43,7 @@ struct NcclTestsLog {
   std::string file;
   std::vector<std::string> provenance;  // leading "# SOURCE:", "# PATH:", "# NOTE:" lines
   std::string nccl_version;             // e.g. "nccl-library=22902", if printed
+  int gpus_per_thread = 0;              // "nThread 1 nGpus 8 ...": GPUs per thread (0: not printed)
   std::vector<NcclTestsRun> runs;
 };
 

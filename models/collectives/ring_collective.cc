@@ -92,6 +92,7 @@ void RingCollective::try_send(int channel, int position) {
 }
 
 void RingCollective::on_transmitted(int channel, int position) {
+  if (schedule_.rendezvous) return;  // the send completes on arrival
   Position& pos = positions_[channel][position];
   pos.sending = false;
   ++pos.sent;
@@ -100,7 +101,13 @@ void RingCollective::on_transmitted(int channel, int position) {
 
 void RingCollective::on_arrived(int channel, int position) {
   const int next = (position + 1) % static_cast<int>(positions_[channel].size());
+  if (schedule_.rendezvous) {
+    Position& pos = positions_[channel][position];
+    pos.sending = false;
+    ++pos.sent;
+  }
   ++positions_[channel][next].received;
+  if (schedule_.rendezvous) position_progressed(channel, position);
   position_progressed(channel, next);
 }
 
@@ -153,8 +160,10 @@ std::size_t least_rotation(const std::vector<Hop>& hops) {
 }
 
 // The ring schedule with fixed per-hop costs: position i sends step k at start[i]; its chunk
-// leaves at start[i] + transmit[i] and reaches position i+1 a latency later. Step k+1 needs both.
-Time ring_finish(const std::vector<Time>& transmit, const std::vector<Hop>& hops, int steps) {
+// leaves at start[i] + transmit[i] and reaches position i+1 a latency later. Step k+1 needs the
+// chunk received and its own chunk transmitted (with rendezvous: delivered).
+Time ring_finish(const std::vector<Time>& transmit, const std::vector<Hop>& hops, int steps,
+                 bool rendezvous) {
   const std::size_t p = hops.size();
   std::vector<Time> start(p, 0);
   std::vector<Time> arrive(p, 0);
@@ -162,7 +171,10 @@ Time ring_finish(const std::vector<Time>& transmit, const std::vector<Hop>& hops
     for (std::size_t i = 0; i + 1 < p; ++i)
       arrive[i + 1] = start[i] + transmit[i] + hops[i].latency;
     arrive[0] = start[p - 1] + transmit[p - 1] + hops[p - 1].latency;
-    for (std::size_t i = 0; i < p; ++i) start[i] = std::max(start[i] + transmit[i], arrive[i]);
+    for (std::size_t i = 0; i < p; ++i) {
+      const Time sent = start[i] + transmit[i] + (rendezvous ? hops[i].latency : 0);
+      start[i] = std::max(sent, arrive[i]);
+    }
   }
   Time finish = 0;
   for (std::size_t i = 0; i < p; ++i) finish = std::max(finish, std::max(start[i], arrive[i]));
@@ -221,7 +233,7 @@ Time ring_collective_time(const RingShape& shape, const RingSchedule& schedule) 
       const double rate = std::min(schedule.rate_cap, hops[i].share);
       transmit[i] = std::isinf(hops[i].share) ? 0 : transfer_time(schedule.chunk_bytes, rate);
     }
-    finish = std::max(finish, ring_finish(transmit, hops, schedule.steps));
+    finish = std::max(finish, ring_finish(transmit, hops, schedule.steps, schedule.rendezvous));
   }
   return finish;
 }
@@ -230,55 +242,6 @@ Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,
                           const RingOrders& rings, const RingSchedule& schedule) {
   if (vertices.size() <= 1 || schedule.steps == 0) return 0;
   return ring_collective_time(ring_shape(router, vertices, rings), schedule);
-}
-
-StreamingRingCollective::StreamingRingCollective(Simulation& simulation, FlowNetwork& network,
-                                                 const std::vector<VertexId>& vertices,
-                                                 const RingOrders& rings, RingSchedule schedule,
-                                                 Time software_latency)
-    : sim_(simulation),
-      network_(network),
-      schedule_(schedule),
-      software_latency_(software_latency),
-      done_(vertices.size()) {
-  const int p = static_cast<int>(vertices.size());
-  Time latency_sum = 0;
-  for (const auto& ring : rings) {
-    for (int i = 0; i < p; ++i) {
-      const RouteId r = network.router().route(vertices[ring[i]], vertices[ring[(i + 1) % p]]);
-      hops_.push_back(r);
-      latency_sum += network.router().latency(r);
-    }
-  }
-  if (p <= 1) schedule_.steps = 0;
-  const Time mean_latency = hops_.empty() ? 0 : latency_sum / static_cast<Time>(hops_.size());
-  pipeline_latency_ = schedule_.steps > 0 ? (schedule_.steps - 1) * mean_latency : 0;
-}
-
-void StreamingRingCollective::join(int participant, std::function<void()> done) {
-  TRAINSIM_ASSERT(!done_[participant], "participant joined twice");
-  done_[participant] = std::move(done);
-  if (++joined_ < static_cast<int>(done_.size())) return;
-  sim_.schedule_in(software_latency_, [this] { start(); });
-}
-
-void StreamingRingCollective::start() {
-  if (schedule_.steps == 0) {
-    for (auto& d : done_) d();
-    return;
-  }
-  hops_left_ = hops_.size();
-  const double bytes = schedule_.chunk_bytes * schedule_.steps;
-  for (const RouteId r : hops_)
-    network_.start(
-        r, bytes, [this] { finished_hop(); }, {}, schedule_.rate_cap);
-}
-
-void StreamingRingCollective::finished_hop() {
-  if (--hops_left_ > 0) return;
-  sim_.schedule_in(pipeline_latency_, [this] {
-    for (auto& d : done_) d();
-  });
 }
 
 }  // namespace trainsim::models

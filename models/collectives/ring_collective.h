@@ -1,13 +1,15 @@
-// Ring collectives, as NCCL runs them: the buffer is split over C channels, each a ring through
-// all P participants in its own order. Each channel moves its share in a number of steps, sending
-// one chunk to the next participant per step: all-reduce takes 2(P-1) steps (P-1 reduce-scatter,
-// P-1 all-gather) of bytes / (C P); all-gather and reduce-scatter P-1 steps of the same chunk. A
-// participant sends step k+1 once it has received step k from its predecessor and its own step-k
-// chunk has left it (transmitted; the hop latency overlaps the next send, as NCCL's pipelined
-// protocols do), so a slow hop throttles the whole ring.
+// Step-by-step ring collectives, every step of every participant a flow: the buffer is split over C
+// channels, each a ring through all P participants in its own order. Each channel moves its share
+// in a number of steps, sending one chunk to the next participant per step: all-reduce takes
+// 2(P-1) steps (P-1 reduce-scatter, P-1 all-gather) of bytes / (C P); all-gather and
+// reduce-scatter P-1 steps of the same chunk. A participant sends step k+1 once it has received
+// step k from its predecessor and its own step-k chunk has left it (transmitted), or, with
+// rendezvous sends (MPI, SimGrid's s4u put/get), once that chunk has arrived.
 //
-// Uncontended, with every hop alike, an all-reduce takes 2(P-1)(alpha + S/(P B)) where alpha is
-// the hop latency and B the bandwidth each participant has for it.
+// This is the message-by-message ring of MPI libraries and of flow-level simulators such as
+// SimGrid (the cross-check in validation/simgrid); NCCL's pipelined rings are modelled as streams
+// in algorithms.h. Uncontended, with every hop alike, an all-reduce takes 2(P-1)(alpha + S/(P B))
+// where alpha is the hop latency and B the bandwidth each participant has for it.
 #pragma once
 
 #include <functional>
@@ -30,6 +32,7 @@ struct RingSchedule {
   int steps = 0;                             // per channel
   double chunk_bytes = 0.0;                  // sent per step per channel
   double rate_cap = FlowNetwork::kUncapped;  // per flow (one channel's throughput limit)
+  bool rendezvous = false;                   // a send completes when it has arrived
 };
 
 // All-reduce of `bytes` over P participants and C channels: 2(P-1) steps of bytes / (C P).
@@ -70,40 +73,11 @@ class RingCollective final : public Collective {
   std::vector<int> channels_left_;
 };
 
-// The same ring as a stream, for rings too large to simulate step by step: once every participant
-// has joined, each hop carries all its steps' chunks as one flow (a pipelined ring streams
-// continuously on every link), and the collective ends a pipeline latency after the last hop
-// finishes: (steps - 1) x the mean hop latency. With hops alike this gives
-// steps x (alpha + chunk / B), the step-by-step result; flows still contend with other traffic.
-class StreamingRingCollective final : public Collective {
- public:
-  StreamingRingCollective(Simulation& simulation, FlowNetwork& network,
-                          const std::vector<VertexId>& vertices, const RingOrders& rings,
-                          RingSchedule schedule, Time software_latency = 0);
-  void join(int participant, std::function<void()> done) override;
-
- private:
-  void start();
-  void finished_hop();
-
-  Simulation& sim_;
-  FlowNetwork& network_;
-  RingSchedule schedule_;
-  Time software_latency_;
-  std::vector<RouteId> hops_;
-  Time pipeline_latency_ = 0;
-  std::vector<std::function<void()>> done_;
-  int joined_ = 0;
-  std::size_t hops_left_ = 0;
-};
-
-// Rings with more flows than this (steps x participants x channels) run as streams.
-inline constexpr double kStepByStepRingFlows = 200000;
-
 // Analytic time of the same ring collective, all participants joining together: each hop gets a
 // fixed alpha-beta cost, alpha = its route latency and beta-term = chunk / (bandwidth share) at
 // its busiest link, a link carrying n of a step's flows giving each bandwidth / n. The ring
-// schedule above is then evaluated exactly (send k+1 after transmitting k and receiving k). With
+// schedule above is then evaluated exactly (send k+1 after transmitting, or with rendezvous
+// delivering, k and receiving k). With
 // hops alike this is 2(P-1)(alpha + S/(P B)); it equals the flow model to the picosecond whenever
 // nothing contends and shares stay constant.
 Time ring_collective_time(Router& router, const std::vector<VertexId>& vertices,

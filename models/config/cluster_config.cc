@@ -22,7 +22,18 @@ double parse_efficiency(MapReader& map) {
 GpuSpec parse_gpu(const ConfigNode& node) {
   MapReader map(node);
   GpuSpec gpu;
-  gpu.model = map.required("model").as_string();
+  const ConfigNode model = map.required("model");
+  gpu.model = model.as_string();
+  if (auto arch = map.optional("architecture")) {
+    const auto parsed = parse_gpu_arch(arch->as_string());
+    if (!parsed) arch->fail("must be volta, ampere, hopper or blackwell, got '" + arch->as_string() + "'");
+    gpu.architecture = *parsed;
+  } else if (const auto inferred = gpu_arch_of_model(gpu.model)) {
+    gpu.architecture = *inferred;
+  } else {
+    model.fail("names no GPU generation trainsim knows; add 'architecture: volta|ampere|hopper|"
+               "blackwell' to the gpu section");
+  }
   const ConfigNode peaks = map.required("peak_flops");
   MapReader peak_map(peaks);
   for (Dtype d : {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
@@ -68,12 +79,23 @@ IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
   const auto switches = map.optional("pcie_switches");
   const auto switch_link = map.optional("switch_link");
   const auto nvls = map.optional("nvls");
+  const auto links = map.optional("nvlink_links");
+  const auto hosts = map.optional("hosts");
   if (intra.fabric == IntraNodeFabric::kNvSwitch) {
     if (switches) switches->fail("applies only to fabric: pcie");
     if (switch_link) switch_link->fail("applies only to fabric: pcie");
     if (nvls) intra.nvls = nvls->as_bool();
+    if (links) intra.nvlink_links = static_cast<int>(links->positive_integer());
+    if (hosts) {
+      intra.hosts = static_cast<int>(hosts->positive_integer());
+      if (gpus_per_node % intra.hosts != 0) {
+        hosts->fail("must divide gpus_per_node (" + std::to_string(gpus_per_node) + ")");
+      }
+    }
   } else {
     if (nvls) nvls->fail("applies only to fabric: nvswitch");
+    if (links) links->fail("applies only to fabric: nvswitch");
+    if (hosts) hosts->fail("applies only to fabric: nvswitch (an NVLink domain over several hosts)");
     if (switches) {
       intra.pcie_switches = static_cast<int>(switches->positive_integer());
       if (intra.pcie_switches > gpus_per_node) {
@@ -103,6 +125,7 @@ NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
   nic.link.latency = parse_time(map.required("latency"));
   nic.link.efficiency = parse_efficiency(map);
   nic.gpu_link = parse_link_class(map.required("gpu_link"));
+  if (auto gdr = map.optional("gpu_direct")) nic.gpu_direct = gdr->as_bool();
   if (auto gpus = map.optional("gpus")) {
     const auto lists = gpus->items();
     if (static_cast<int>(lists.size()) != nic.count) {
@@ -150,6 +173,7 @@ NetworkSpec parse_network(const ConfigNode& node) {
   const auto oversubscription = map.optional("oversubscription");
   const auto rail_optimized = map.optional("rail_optimized");
   const auto switch_latency = map.optional("switch_latency");
+  if (auto sharp = map.optional("sharp")) net.sharp = sharp->as_bool();
   if (name == "single_switch") {
     net.topology = NetworkTopology::kSingleSwitch;
     for (const auto* key :
@@ -178,51 +202,38 @@ NetworkSpec parse_network(const ConfigNode& node) {
   return net;
 }
 
-AlgorithmTuning parse_algorithm_tuning(const ConfigNode& node) {
-  MapReader map(node);
-  AlgorithmTuning tuning;
-  if (auto v = map.optional("software_latency")) tuning.software_latency = parse_time(*v);
-  if (auto v = map.optional("efficiency")) tuning.efficiency = v->fraction();
-  if (auto v = map.optional("channel_bandwidth")) {
-    tuning.channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
-  }
-  if (auto v = map.optional("bytes_per_channel")) {
-    tuning.bytes_per_channel = v->nonnegative_quantity(Dimension::kBytes);
-  }
-  if (auto v = map.optional("max_channels")) {
-    tuning.max_channels = static_cast<int>(v->positive_integer());
-  }
-  map.finish();
-  return tuning;
-}
-
 CollectiveTuning parse_collective_tuning(const ConfigNode& node) {
   MapReader map(node);
   CollectiveTuning tuning;
-  if (auto v = map.optional("pipeline_chunk")) {
-    tuning.pipeline_chunk_bytes = v->positive_quantity(Dimension::kBytes);
+  if (auto v = map.optional("nccl_version")) {
+    const auto version = parse_nccl_version(v->as_string());
+    if (!version) v->fail("must be an NCCL release such as 2.26 or 2.18.5, got '" + v->as_string() + "'");
+    tuning.nccl_version = *version;
   }
-  if (auto algorithms = map.optional("algorithms")) {
-    MapReader algorithm_map(*algorithms);
-    for (const Algorithm a : all_algorithms()) {
-      auto v = algorithm_map.optional(algorithm_name(a));
-      if (!v) continue;
-      // Either one tuning (the Simple protocol) or a map of protocol -> tuning.
-      MapReader probe(*v);
-      bool per_protocol = false;
-      for (const Protocol p : all_protocols()) per_protocol |= probe.has(protocol_name(p));
-      if (!per_protocol) {
-        tuning.at(a) = parse_algorithm_tuning(*v);
-        continue;
-      }
-      MapReader protocol_map(*v);
-      for (const Protocol p : all_protocols()) {
-        if (auto pv = protocol_map.optional(protocol_name(p)))
-          tuning.at(a, p) = parse_algorithm_tuning(*pv);
-      }
-      protocol_map.finish();
+  if (auto v = map.optional("launch_latency")) tuning.launch_latency = parse_time(*v);
+  for (auto [name, field] : {std::pair{"nvlink_latency_scale", &tuning.nvlink_latency_scale},
+                             std::pair{"pcie_latency_scale", &tuning.pcie_latency_scale},
+                             std::pair{"network_latency_scale", &tuning.network_latency_scale}}) {
+    if (auto v = map.optional(name)) {
+      *field = v->as_number();
+      if (!(*field > 0)) v->fail("must be positive, got " + v->as_string());
     }
-    algorithm_map.finish();
+  }
+  if (auto v = map.optional("p2p_channel_bandwidth")) {
+    tuning.p2p_channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
+  }
+  if (auto v = map.optional("p2p_nvlink_channel_bandwidth")) {
+    tuning.p2p_nvlink_channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
+  }
+  if (auto v = map.optional("p2p_efficiency")) tuning.p2p_efficiency = v->fraction();
+  if (auto env = map.optional("env")) {
+    MapReader env_map(*env);
+    for (const std::string& name : env_map.keys()) {
+      const ConfigNode value = env_map.required(name);
+      const std::string error = apply_nccl_env(tuning, name, value.as_string());
+      if (!error.empty()) value.fail(error);
+    }
+    env_map.finish();
   }
   map.finish();
   return tuning;

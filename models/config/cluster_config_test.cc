@@ -16,7 +16,7 @@ const std::string kGood = R"(name: test
 nodes: 2
 gpus_per_node: 4
 gpu:
-  model: G
+  model: A100 G
   peak_flops:
     bf16: 100 TFLOP/s
   hbm_bandwidth: 2 TB/s
@@ -59,9 +59,9 @@ TEST(ClusterConfigTest, ShippedClustersLoad) {
   const ClusterSpec h100 = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
   EXPECT_DOUBLE_EQ(h100.nic.link.bandwidth_bytes_per_s, 50e9);  // 400 Gb/s
   EXPECT_DOUBLE_EQ(h100.intra_node.gpu_link.bandwidth_bytes_per_s, 450e9);
-  EXPECT_EQ(h100.intra_node.gpu_link.latency, 129'000);  // "0.129 us" in ps
+  EXPECT_EQ(h100.intra_node.gpu_link.latency, 500'000);  // "0.5 us" in ps
   EXPECT_TRUE(h100.intra_node.nvls);
-  EXPECT_EQ(h100.collectives.protocols(Algorithm::kNvls).size(), 2u);  // simple and ll128
+  EXPECT_EQ(h100.gpu.architecture, GpuArch::kHopper);  // from the model name
   EXPECT_DOUBLE_EQ(h100.gpu.peak_flops_per_s.at(Dtype::kBf16), 989e12);
 }
 
@@ -135,7 +135,7 @@ TEST(ClusterConfigTest, GpuWithoutNicIsRejected) {
 }
 
 TEST(ClusterConfigTest, MalformedYamlGivesLineAndColumn) {
-  const ConfigError e = error_of(replace(kGood, "  model: G", "  model: [G"));
+  const ConfigError e = error_of(replace(kGood, "  model: A100 G", "  model: [G"));
   EXPECT_EQ(e.file(), "c.yaml");
   EXPECT_GT(e.line(), 0);
   EXPECT_NE(e.message().find("invalid YAML"), std::string::npos);
@@ -166,6 +166,30 @@ TEST(ClusterConfigTest, FatTreeKeysOnASingleSwitchAreRejected) {
       error_of(replace(kGood, "topology: single_switch", "topology: single_switch\n  spines: 2"));
   EXPECT_EQ(e.key_path(), "network.spines");
   EXPECT_NE(e.message().find("only to topology: fat_tree"), std::string::npos);
+}
+
+TEST(ClusterConfigTest, UnknownGpuGenerationAsksForTheArchitecture) {
+  const ConfigError e = error_of(replace(kGood, "  model: A100 G", "  model: Mystery"));
+  EXPECT_EQ(e.key_path(), "gpu.model");
+  EXPECT_NE(e.message().find("architecture"), std::string::npos);
+  const ClusterSpec spec = parse_cluster_spec(ConfigNode::load_string(
+      replace(kGood, "  model: A100 G", "  model: Mystery\n  architecture: blackwell"), "c.yaml"));
+  EXPECT_EQ(spec.gpu.architecture, GpuArch::kBlackwell);
+}
+
+TEST(ClusterConfigTest, CollectivesSectionTakesNcclsEnvironment) {
+  const std::string base = kGood + "collectives:\n  nccl_version: 2.18.5\n  launch_latency: 3 us\n";
+  const ClusterSpec spec = parse_cluster_spec(ConfigNode::load_string(
+      base + "  env:\n    NCCL_ALGO: Ring\n    NCCL_MIN_CTAS: 24\n", "c.yaml"));
+  EXPECT_EQ(spec.collectives.nccl_version.minor, 18);
+  EXPECT_EQ(spec.collectives.launch_latency, 3 * kMicrosecond);
+  EXPECT_EQ(spec.collectives.algorithms, (std::vector<Algorithm>{Algorithm::kRing}));
+  EXPECT_EQ(spec.collectives.min_channels, 24);
+  const ConfigError bad = error_of(base + "  env:\n    NCCL_MIN_CTAS: lots\n");
+  EXPECT_EQ(bad.key_path(), "collectives.env.NCCL_MIN_CTAS");
+  EXPECT_NE(bad.message().find("integer"), std::string::npos);
+  const ConfigError version = error_of(replace(base, "2.18.5", "3.0"));
+  EXPECT_EQ(version.key_path(), "collectives.nccl_version");
 }
 
 TEST(ClusterConfigTest, MissingFileIsAConfigError) {

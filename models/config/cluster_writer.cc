@@ -66,6 +66,7 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
 
   w.begin("gpu");
   w.key("gpu", "model", c.gpu.model);
+  w.key("gpu", "architecture", std::string(gpu_arch_name(c.gpu.architecture)));
   w.begin("peak_flops");
   for (const auto& [dtype, peak] : c.gpu.peak_flops_per_s) {
     w.key("gpu.peak_flops", std::string(dtype_name(dtype)), flop_rate(peak));
@@ -90,6 +91,10 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
   const bool nvswitch = c.intra_node.fabric == IntraNodeFabric::kNvSwitch;
   w.key("intra_node", "fabric", std::string(nvswitch ? "nvswitch" : "pcie"));
   if (nvswitch) w.key("intra_node", "nvls", c.intra_node.nvls);
+  if (nvswitch && c.intra_node.nvlink_links > 0) {
+    w.key("intra_node", "nvlink_links", c.intra_node.nvlink_links);
+  }
+  if (nvswitch && c.intra_node.hosts > 1) w.key("intra_node", "hosts", c.intra_node.hosts);
   w.link("intra_node", "gpu_link", c.intra_node.gpu_link);
   if (!nvswitch) {
     w.key("intra_node", "pcie_switches", c.intra_node.pcie_switches);
@@ -105,6 +110,7 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.key("nic", "latency", duration(c.nic.link.latency));
     w.key("nic", "efficiency", c.nic.link.efficiency);
     w.link("nic", "gpu_link", c.nic.gpu_link);
+    if (!c.nic.gpu_direct) w.key("nic", "gpu_direct", false);
     out << YAML::Key << "gpus" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const auto& list : c.nic.gpus) {
       out << YAML::Flow << YAML::BeginSeq;
@@ -126,6 +132,7 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
       w.key("network", "oversubscription", n.oversubscription);
       w.key("network", "switch_latency", duration(n.switch_latency));
     }
+    if (n.sharp) w.key("network", "sharp", true);
     w.end();
   }
 
@@ -144,9 +151,12 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     if (s.read_latency > 0) w.key("storage", "read_latency", duration(s.read_latency));
     w.end();
   }
-  if (c.host.cpu_cores > 0) {
+  if (c.host.cpu_cores > 0 || c.host.cpu_vendor != CpuVendor::kIntel) {
     w.begin("host");
-    w.key("host", "cpu_cores", c.host.cpu_cores);
+    if (c.host.cpu_cores > 0) w.key("host", "cpu_cores", c.host.cpu_cores);
+    if (c.host.cpu_vendor != CpuVendor::kIntel) {
+      w.key("host", "cpu_vendor", std::string(c.host.cpu_vendor == CpuVendor::kAmd ? "amd" : "arm"));
+    }
     w.end();
   }
   if (c.reliability.node_mtbf_seconds > 0) {
@@ -156,28 +166,25 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.end();
   }
 
-  if (!c.collectives.algorithms.empty()) {
+  {
+    const CollectiveTuning& t = c.collectives;
+    const CollectiveTuning d;
     w.begin("collectives");
-    w.key("collectives", "pipeline_chunk", bytes(c.collectives.pipeline_chunk_bytes));
-    w.begin("algorithms");
-    for (const auto& [algorithm, protocols] : c.collectives.algorithms) {
-      const std::string name(algorithm_name(algorithm));
-      w.begin(name);
-      for (const auto& [protocol, t] : protocols) {
-        const std::string pname(protocol_name(protocol));
-        const std::string path = "collectives.algorithms." + name + "." + pname;
-        w.begin(pname);
-        w.key(path, "software_latency", duration(t.software_latency));
-        w.key(path, "efficiency", t.efficiency);
-        if (std::isfinite(t.channel_bandwidth))
-          w.key(path, "channel_bandwidth", bandwidth(t.channel_bandwidth));
-        if (t.bytes_per_channel > 0) w.key(path, "bytes_per_channel", bytes(t.bytes_per_channel));
-        if (t.max_channels > 0) w.key(path, "max_channels", t.max_channels);
-        w.end();
-      }
+    w.key("collectives", "nccl_version", nccl_version_name(t.nccl_version));
+    w.key("collectives", "launch_latency", duration(t.launch_latency));
+    w.key("collectives", "nvlink_latency_scale", t.nvlink_latency_scale);
+    w.key("collectives", "pcie_latency_scale", t.pcie_latency_scale);
+    w.key("collectives", "network_latency_scale", t.network_latency_scale);
+    w.key("collectives", "p2p_channel_bandwidth", bandwidth(t.p2p_channel_bandwidth));
+    w.key("collectives", "p2p_nvlink_channel_bandwidth",
+          bandwidth(t.p2p_nvlink_channel_bandwidth));
+    w.key("collectives", "p2p_efficiency", t.p2p_efficiency);
+    const auto env = nccl_env_of(t);
+    if (!env.empty()) {
+      w.begin("env");
+      for (const auto& [name, value] : env) w.key("collectives.env", name, value);
       w.end();
     }
-    w.end();
     w.end();
   }
   out << YAML::EndMap;

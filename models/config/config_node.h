@@ -79,6 +79,8 @@ class MapReader {
   ConfigNode required(std::string_view key);
   std::optional<ConfigNode> optional(std::string_view key);
   bool has(std::string_view key) const;
+  // Every key of the map, in sorted order (for maps whose keys are data, such as env: {...}).
+  std::vector<std::string> keys() const { return {present_.begin(), present_.end()}; }
   const ConfigNode& node() const { return node_; }
 
   // Fails as a missing `key` of this map, explaining why it is needed.

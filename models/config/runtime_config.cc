@@ -34,7 +34,21 @@ StorageSpec parse_storage(const ConfigNode& node) {
 HostSpec parse_host(const ConfigNode& node) {
   MapReader map(node);
   HostSpec h;
-  h.cpu_cores = static_cast<int>(map.required("cpu_cores").positive_integer());
+  if (auto cores = map.optional("cpu_cores")) {
+    h.cpu_cores = static_cast<int>(cores->positive_integer());
+  }
+  if (auto vendor = map.optional("cpu_vendor")) {
+    const std::string v = vendor->as_string();
+    if (v == "intel") {
+      h.cpu_vendor = CpuVendor::kIntel;
+    } else if (v == "amd") {
+      h.cpu_vendor = CpuVendor::kAmd;
+    } else if (v == "arm") {
+      h.cpu_vendor = CpuVendor::kArm;
+    } else {
+      vendor->fail("must be intel, amd or arm, got '" + v + "'");
+    }
+  }
   map.finish();
   return h;
 }

@@ -10,13 +10,34 @@ CaseLog parse_log(const ConfigNode& node) {
   CaseLog log;
   if (node.is_scalar()) {
     log.path = node.as_string();
+    log.line = node.location().line;
     return log;
   }
   MapReader map(node);
+  log.line = node.location().line;
   log.path = map.required("log").as_string();
   if (auto a = map.optional("algorithm")) {
     log.algorithm = parse_algorithm(a->as_string());
     if (!log.algorithm) a->fail("unknown algorithm '" + a->as_string() + "'");
+  }
+  if (auto env = map.optional("env")) {
+    MapReader env_map(*env);
+    CollectiveTuning probe;
+    for (const std::string& name : env_map.keys()) {
+      const ConfigNode value = env_map.required(name);
+      const std::string error = apply_nccl_env(probe, name, value.as_string());
+      if (!error.empty()) value.fail(error);
+      log.env.emplace_back(name, value.as_string());
+    }
+    env_map.finish();
+  }
+  if (auto n = map.optional("nodes")) log.nodes = static_cast<int>(n->positive_integer());
+  if (auto g = map.optional("gpus_per_node")) {
+    log.gpus_per_node = static_cast<int>(g->positive_integer());
+  }
+  if ((log.nodes > 0) != (log.gpus_per_node > 0)) {
+    map.fail_missing(log.nodes > 0 ? "gpus_per_node" : "nodes",
+                     "a log's shape needs both nodes and gpus_per_node");
   }
   if (auto ops = map.optional("ops")) {
     for (const ConfigNode& op : ops->items()) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/collectives/collective_op.h"
@@ -13,8 +14,14 @@ namespace trainsim::models {
 
 struct CaseLog {
   std::string path;  // relative to the repository root or absolute
-  std::optional<Algorithm> algorithm;
+  std::optional<Algorithm> algorithm;  // NCCL_ALGO of the run
+  // Other NCCL environment variables the run set (NCCL_MIN_CTAS, NCCL_PROTO, ...).
+  std::vector<std::pair<std::string, std::string>> env;
   std::vector<CollectiveOp> ops;  // runs to score (empty: all)
+  // Nodes and GPUs per node, for logs that list no ranks (0: from the log's device list).
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int line = 0;  // where the case names it
 };
 
 struct ValidationCase {

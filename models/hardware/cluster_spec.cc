@@ -6,6 +6,40 @@
 
 namespace trainsim::models {
 
+std::string_view gpu_arch_name(GpuArch arch) {
+  switch (arch) {
+    case GpuArch::kVolta:
+      return "volta";
+    case GpuArch::kAmpere:
+      return "ampere";
+    case GpuArch::kHopper:
+      return "hopper";
+    case GpuArch::kBlackwell:
+      return "blackwell";
+  }
+  return "?";
+}
+
+std::optional<GpuArch> parse_gpu_arch(std::string_view name) {
+  for (const GpuArch a : {GpuArch::kVolta, GpuArch::kAmpere, GpuArch::kHopper, GpuArch::kBlackwell}) {
+    if (gpu_arch_name(a) == name) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<GpuArch> gpu_arch_of_model(std::string_view model) {
+  auto has = [&](std::string_view part) { return model.find(part) != std::string_view::npos; };
+  if (has("V100")) return GpuArch::kVolta;
+  if (has("A100") || has("A800") || has("A30")) return GpuArch::kAmpere;
+  if (has("H100") || has("H200") || has("H800") || has("H20") || has("GH200")) {
+    return GpuArch::kHopper;
+  }
+  if (has("B200") || has("B100") || has("B300") || has("GB200") || has("GB300")) {
+    return GpuArch::kBlackwell;
+  }
+  return std::nullopt;
+}
+
 ClusterSpec restrict_gpus_per_node(ClusterSpec spec, int gpus) {
   TRAINSIM_ASSERT(gpus >= 1 && gpus <= spec.gpus_per_node, "GPU count out of range");
   if (gpus == spec.gpus_per_node) return spec;

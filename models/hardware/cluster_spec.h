@@ -4,6 +4,8 @@
 #pragma once
 
 #include <map>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -14,8 +16,16 @@
 
 namespace trainsim::models {
 
+// GPU generations, as NCCL tells them apart (compute capability 7.0, 8.0, 9.0, 10.0).
+enum class GpuArch { kVolta, kAmpere, kHopper, kBlackwell };
+std::string_view gpu_arch_name(GpuArch arch);
+std::optional<GpuArch> parse_gpu_arch(std::string_view name);
+// The generation of a GPU model name ("H100 SXM5 80GB" -> Hopper), if known.
+std::optional<GpuArch> gpu_arch_of_model(std::string_view model);
+
 struct GpuSpec {
   std::string model;
+  GpuArch architecture = GpuArch::kHopper;
   // Dense peak compute per format (datasheet).
   std::map<Dtype, double> peak_flops_per_s;
   double hbm_bandwidth_bytes_per_s = 0.0;
@@ -66,6 +76,11 @@ struct IntraNodeSpec {
   LinkClassSpec switch_link;
   // NVSwitch only: the switch can reduce in-network (NVLink SHARP, third-generation NVSwitch).
   bool nvls = false;
+  // NVLinks per GPU (NVSwitch); 0: gpu_link bandwidth / the generation's per-link rate.
+  int nvlink_links = 0;
+  // Hosts one NVLink domain spans (a multi-node NVLink rack, e.g. 18 trays of an NVL72): the
+  // cluster's "node" is then the whole domain, and nccl-tests logs list this many hosts per node.
+  int hosts = 1;
 };
 
 struct NicSpec {
@@ -73,6 +88,8 @@ struct NicSpec {
   LinkClassSpec link;                  // NIC to the network, per direction
   LinkClassSpec gpu_link;              // GPU to its NIC (PCIe, GPUDirect RDMA)
   std::vector<std::vector<int>> gpus;  // per NIC: local GPU indices that send through it
+  // GPUDirect RDMA between GPU and NIC (NCCL's LL128 needs it across nodes).
+  bool gpu_direct = true;
 };
 
 enum class NetworkTopology { kSingleSwitch, kFatTree };
@@ -85,6 +102,8 @@ struct NetworkSpec {
   double oversubscription = 1.0;  // leaf downlink bandwidth / uplink bandwidth
   bool rail_optimized = false;    // NIC i of every node on its own leaf ("rail")
   Time switch_latency = 0;        // per switch-to-switch hop
+  // The switches reduce in the network (InfiniBand SHARP with NCCL's CollNet plugin).
+  bool sharp = false;
 };
 
 struct ClusterSpec {

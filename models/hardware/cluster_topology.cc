@@ -33,6 +33,10 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
 
   // nics[node][i]
   std::vector<std::vector<NicVertices>> nics(nodes);
+  out.nics_of_gpu.assign(gpus, {});
+  for (int i = 0; i < spec.nic.count; ++i) {
+    for (const int g : spec.nic.gpus[i]) out.nics_of_gpu[g].push_back(i);
+  }
   for (int n = 0; n < nodes; ++n) {
     const std::string prefix = node_prefix(n);
     std::vector<VertexId> local;
@@ -72,19 +76,30 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
       nics[n].push_back(v);
     }
   }
+  out.nic_send_vertices.resize(nodes);
+  out.nic_receive_vertices.resize(nodes);
+  out.nic_switch_vertices.assign(nodes, std::vector<VertexId>(spec.nic.count, 0));
+  for (int n = 0; n < nodes; ++n) {
+    for (const NicVertices& v : nics[n]) {
+      out.nic_send_vertices[n].push_back(v.send);
+      out.nic_receive_vertices[n].push_back(v.receive);
+    }
+  }
   if (nodes == 1 || spec.nic.count == 0) return out;
 
   const LinkClassSpec& wire = spec.nic.link;
-  auto attach = [&](const NicVertices& nic, VertexId sw) {
+  auto attach = [&](int node, int index, VertexId sw) {
+    const NicVertices& nic = nics[node][index];
     t.add_link(nic.send, sw, wire.effective_bandwidth(), wire.latency, "nic");
     t.add_link(sw, nic.receive, wire.effective_bandwidth(), wire.latency, "nic");
+    out.nic_switch_vertices[node][index] = sw;
   };
 
   const NetworkSpec& net = spec.network;
   if (net.topology == NetworkTopology::kSingleSwitch) {
     const VertexId core = t.add_vertex("switch", true);
-    for (const auto& node_nics : nics) {
-      for (const NicVertices& nic : node_nics) attach(nic, core);
+    for (int n = 0; n < nodes; ++n) {
+      for (int i = 0; i < spec.nic.count; ++i) attach(n, i, core);
     }
     return out;
   }
@@ -112,12 +127,21 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
       for (int n = group * net.nodes_per_leaf;
            n < std::min(nodes, (group + 1) * net.nodes_per_leaf); ++n) {
         for (int i = 0; i < spec.nic.count; ++i) {
-          if (!net.rail_optimized || i == rail) attach(nics[n][i], leaf);
+          if (!net.rail_optimized || i == rail) attach(n, i, leaf);
         }
       }
     }
   }
   return out;
+}
+
+LinkId link_between(const Topology& topology, VertexId a, VertexId b) {
+  const auto& g = topology.graph();
+  for (auto [it, end] = boost::out_edges(a, g); it != end; ++it) {
+    if (boost::target(*it, g) == b) return g[*it].link;
+  }
+  TRAINSIM_ASSERT(false, "no link between the two vertices");
+  return 0;
 }
 
 }  // namespace trainsim::models

@@ -22,11 +22,21 @@ struct ClusterTopology {
   int gpus_per_node = 0;
   std::vector<VertexId> gpu_vertices;       // by global rank = node * gpus_per_node + local index
   std::vector<VertexId> nvswitch_vertices;  // by node; empty for PCIe nodes
+  // NICs, by node and index (index i is rail i on a rail-optimised fabric): the send side
+  // (GPUs -> NIC -> network), the receive side, and the switch the NIC plugs into (none on a
+  // single node).
+  std::vector<std::vector<VertexId>> nic_send_vertices;
+  std::vector<std::vector<VertexId>> nic_receive_vertices;
+  std::vector<std::vector<VertexId>> nic_switch_vertices;
+  std::vector<std::vector<int>> nics_of_gpu;  // by local GPU index: the NICs it sends through
 
   int gpu_count() const { return nodes * gpus_per_node; }
   VertexId gpu(int node, int local) const { return gpu_vertices[node * gpus_per_node + local]; }
 };
 
 ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes);
+
+// The link from `a` to `b`, which must exist.
+LinkId link_between(const Topology& topology, VertexId a, VertexId b);
 
 }  // namespace trainsim::models

@@ -24,8 +24,11 @@ struct StorageSpec {
 };
 
 // Host CPUs per node (0: not given; the dataloader's workers then each have a core).
+enum class CpuVendor { kIntel, kAmd, kArm };
 struct HostSpec {
   int cpu_cores = 0;
+  // NCCL's tuning reads the CPU vendor (its network overhead and low-latency bandwidth caps).
+  CpuVendor cpu_vendor = CpuVendor::kIntel;
 };
 
 // Failures: each node fails independently with this mean time between failures; the job then

@@ -6,8 +6,9 @@
 namespace trainsim::models {
 namespace {
 
-// One node of 4 GPUs on an NVSwitch: 100 GB/s and 1 us per GPU link, so a ring hop costs
-// alpha = 2 us + bytes / 100 GB/s. GPUs do 100 TFLOP/s BF16 at 50% efficiency.
+// One node of 4 GPUs on an NVSwitch: 100 GB/s per GPU link. A ring all-reduce (Simple) costs NCCL's
+// latency, 8.4 us + 6 steps x 3.4 us per NVLink step = 28.8 us, plus 2 (P-1)/P S / 100 GB/s.
+// GPUs do 100 TFLOP/s BF16 at 50% efficiency.
 ClusterSpec small_node() {
   ClusterSpec c;
   c.name = "small";
@@ -42,29 +43,30 @@ TEST(DenseTrainingTest, ComputeTimeIsFlopsOverAchievedRate) {
 }
 
 TEST(DenseTrainingTest, WithoutOverlapStepIsComputeThenAllReduce) {
-  // All-reduce of 400 MB over P = 4: 6 steps of (2 us + 100 MB / 100 GB/s = 1 ms) = 6.012 ms.
+  // All-reduce of 400 MB over P = 4: 28.8 us + 6 x 100 MB / 100 GB/s = 6.0288 ms.
   const auto r = simulate_dense_training(small_node(), small_model(400e6, false, 1), 1, {});
-  EXPECT_EQ(r.step_time, 2 * kMillisecond + 6 * (2 * kMicrosecond + kMillisecond));
+  const Time all_reduce = 28800 * kNanosecond + 6 * kMillisecond;
+  EXPECT_EQ(r.step_time, 2 * kMillisecond + all_reduce);
   EXPECT_EQ(r.breakdown.compute, 2 * kMillisecond);
-  EXPECT_EQ(r.breakdown.exposed_communication, 6 * (2 * kMicrosecond + kMillisecond));
+  EXPECT_EQ(r.breakdown.exposed_communication, all_reduce);
 }
 
 TEST(DenseTrainingTest, OverlappedBucketsQueueOnTheCommunicationStream) {
-  // 4 buckets of 100 MB: each all-reduce is 6 x (2 us + 0.25 ms) = 1.512 ms. Backward pieces are
-  // 0.375 ms; the first bucket is ready at 0.5 + 0.375 = 0.875 ms and the all-reduces then run
-  // back to back: step = 0.875 + 4 x 1.512 = 6.923 ms.
+  // 4 buckets of 100 MB: each all-reduce is 28.8 us + 6 x 0.25 ms = 1.5288 ms. Backward pieces
+  // are 0.375 ms; the first bucket is ready at 0.5 + 0.375 = 0.875 ms and the all-reduces then
+  // run back to back: step = 0.875 + 4 x 1.5288 = 6.9902 ms.
   const auto r = simulate_dense_training(small_node(), small_model(400e6, true, 4), 1, {});
-  const Time bucket = 6 * (2 * kMicrosecond + 250 * kMicrosecond);
+  const Time bucket = 28800 * kNanosecond + 6 * 250 * kMicrosecond;
   EXPECT_EQ(r.step_time, 875 * kMicrosecond + 4 * bucket);
   EXPECT_EQ(r.breakdown.compute, 2 * kMillisecond);
 }
 
 TEST(DenseTrainingTest, OverlapHidesAllButTheLastBucket) {
-  // 40 MB in 4 buckets: each all-reduce 6 x (2 us + 25 us) = 162 us, shorter than a 375 us
+  // 40 MB in 4 buckets: each all-reduce 28.8 us + 6 x 25 us = 178.8 us, shorter than a 375 us
   // backward piece, so only the last bucket's all-reduce is exposed.
   const auto r = simulate_dense_training(small_node(), small_model(40e6, true, 4), 1, {});
-  EXPECT_EQ(r.step_time, 2 * kMillisecond + 162 * kMicrosecond);
-  EXPECT_EQ(r.breakdown.exposed_communication, 162 * kMicrosecond);
+  EXPECT_EQ(r.step_time, 2 * kMillisecond + 178800 * kNanosecond);
+  EXPECT_EQ(r.breakdown.exposed_communication, 178800 * kNanosecond);
 }
 
 TEST(DenseTrainingTest, AnalyticNetworkAgreesWithFlowsWithoutContention) {
