@@ -1,8 +1,11 @@
-// `trainsim calibrate`: fits a cluster's link and collective parameters to nccl-tests logs (and GPU
-// efficiency curves to microbenchmark results), prints the fit table and writes the calibrated
-// cluster YAML.
+// `trainsim calibrate`: fits a cluster's physical collective constants to nccl-tests logs (and GPU
+// efficiency curves to microbenchmark results), prints each value with its uncertainty, the fit
+// table and warnings, and writes the calibrated cluster YAML by editing the original in place
+// (its comments and units stay). `--check CLUSTER LOG...` scores a cluster without refitting.
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -10,7 +13,7 @@
 #include "models/calibration/collective_calibration.h"
 #include "models/calibration/microbench.h"
 #include "models/config/cluster_config.h"
-#include "models/config/cluster_writer.h"
+#include "models/config/yaml_patch.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
 #include "tools/version.h"
@@ -27,21 +30,27 @@ po::options_description calibrate_options() {
   o.add_options()
     ("help,h", "show this help")
     ("cluster", po::value<std::string>()->default_value("configs/clusters/dgx-h100.yaml"),
-     "cluster spec to start from (its hardware figures are kept; link and collective figures "
-     "are fitted)")
+     "cluster spec to start from (its hardware figures are kept; the achieved fractions of its "
+     "links and the collective constants are fitted)")
     ("nccl-tests", po::value<std::vector<std::string>>()->multitoken()->composing(),
-     "nccl-tests log, repeatable; LOG:ALGO says which algorithm NCCL ran (ring, tree, nvls, ...); "
-     "otherwise a word in the file name (..._RING_...) or NCCL's default for the operation")
+     "nccl-tests log, repeatable. LOG:ALGO says the run forced NCCL_ALGO (ring, tree, nvls, "
+     "nvls_tree, ...), otherwise a word in the file name (..._RING_...) or NCCL's own choice per "
+     "size; LOG@NxG gives nodes x GPUs per node for a log that lists no ranks")
+    ("env", po::value<std::vector<std::string>>()->composing(),
+     "NAME=VALUE: an NCCL environment variable the runs set (NCCL_MIN_CTAS=24, NCCL_PROTO=...), "
+     "repeatable")
     ("check", po::value<std::vector<std::string>>()->multitoken()->composing(),
-     "nccl-tests log (LOG or LOG:ALGO, repeatable) NOT used for fitting: predicted with the "
-     "calibrated cluster and scored, to test the calibration on data it has not seen")
+     "with --nccl-tests: logs NOT used for fitting, predicted with the calibrated cluster and "
+     "scored. Alone: CLUSTER LOG...: score that cluster on the logs without refitting")
     ("microbench", po::value<std::vector<std::string>>()->multitoken()->composing(),
      "JSON lines from tools/microbench (repeatable): fits GEMM efficiency by size, HBM and "
      "embedding-gather efficiency and host-to-device bandwidth; NCCL results join the "
      "collective fit")
     ("gemm-dtype", po::value<std::string>()->default_value("bf16"),
      "the GEMM format whose efficiency curve goes into the cluster (others are reported)")
-    ("output,o", po::value<std::string>(), "write the calibrated cluster YAML to FILE")
+    ("output,o", po::value<std::string>(),
+     "write the calibrated cluster YAML to FILE: the --cluster file with the fitted values "
+     "replaced in place (comments and units kept) and a header naming the logs")
     ("report-min-bytes", po::value<double>()->default_value(1048576.0),
      "sizes below this are fitted but left out of the error summary");
   // clang-format on
@@ -54,16 +63,40 @@ std::string format(const char* f, double v) {
   return b;
 }
 
-std::string display_value(const models::FittedParameter& p) {
-  if (p.unit == "s") return format("%.3f us", p.value * 1e6);
-  if (p.unit == "B/s") return format("%.2f GB/s", p.value / 1e9);
-  if (p.unit == "B") return format("%.0f B", p.value);
-  return format("%.4f", p.value);
+std::string display(double value, const std::string& unit) {
+  if (unit == "s") return format("%.3f us", value * 1e6);
+  if (unit == "B/s") return format("%.2f GB/s", value / 1e9);
+  if (unit == "B") return format("%.0f B", value);
+  return format("%.4f", value);
 }
 
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::optional<models::Dimension> dimension_of(const std::string& unit) {
+  if (unit == "s") return models::Dimension::kTime;
+  if (unit == "B/s") return models::Dimension::kBandwidth;
+  if (unit == "B") return models::Dimension::kBytes;
+  if (unit == "FLOP") return models::Dimension::kFlops;
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_env(const po::variables_map& vm) {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!vm.count("env")) return env;
+  for (const std::string& item : vm["env"].as<std::vector<std::string>>()) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("--env " + item + ": expected NAME=VALUE");
+    }
+    models::CollectiveTuning probe;
+    const std::string error = models::apply_nccl_env(probe, item.substr(0, eq), item.substr(eq + 1));
+    if (!error.empty()) throw UsageError("--env " + item + ": " + error);
+    env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return env;
 }
 
 }  // namespace
@@ -74,17 +107,38 @@ std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::strin
   std::vector<models::MeasuredRun> runs;
   for (const std::string& arg : args) {
     std::string path = arg;
-    std::optional<models::Algorithm> algorithm;
-    const auto colon = arg.rfind(':');
-    if (colon != std::string::npos) {
-      algorithm = models::parse_algorithm(arg.substr(colon + 1));
-      if (!algorithm) {
-        throw UsageError(flag + " " + arg + ": unknown algorithm '" + arg.substr(colon + 1) + "'");
+    std::optional<models::RunShape> shape;
+    const auto at = path.rfind('@');
+    if (at != std::string::npos) {
+      const std::string text = path.substr(at + 1);
+      const auto x = text.find('x');
+      models::RunShape s;
+      try {
+        s.nodes = std::stoi(text.substr(0, x));
+        s.gpus_per_node = std::stoi(text.substr(x + 1));
+      } catch (const std::exception&) {
+        throw UsageError(flag + " " + arg + ": '@" + text + "' is not NODESxGPUS");
       }
-      path = arg.substr(0, colon);
+      if (x == std::string::npos || s.nodes < 1 || s.gpus_per_node < 1) {
+        throw UsageError(flag + " " + arg + ": '@" + text + "' is not NODESxGPUS");
+      }
+      shape = s;
+      path = path.substr(0, at);
+    }
+    std::optional<models::Algorithm> algorithm;
+    const auto colon = path.rfind(':');
+    if (colon != std::string::npos) {
+      algorithm = models::parse_algorithm(path.substr(colon + 1));
+      if (!algorithm) {
+        throw UsageError(flag + " " + arg + ": unknown algorithm '" + path.substr(colon + 1) + "'");
+      }
+      path = path.substr(0, colon);
     }
     const models::NcclTestsLog log = models::read_nccl_tests_log(resolve_config_path(path));
-    for (auto& run : models::measured_runs(log, algorithm)) runs.push_back(std::move(run));
+    for (auto& run : models::measured_runs(log, algorithm)) {
+      run.shape = shape;
+      runs.push_back(std::move(run));
+    }
     if (sources) sources->push_back(path);
   }
   return runs;
@@ -92,53 +146,79 @@ std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::strin
 
 void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows, double min_bytes) {
   char line[512];
-  std::snprintf(line, sizeof line, "%-58s %-14s %-6s %12s %12s %12s %9s %9s %8s\n", "log", "op",
-                "algo", "size (B)", "meas (us)", "pred (us)", "meas bw", "pred bw", "error");
+  std::snprintf(line, sizeof line, "%-58s %-14s %-16s %12s %12s %12s %9s %9s %8s\n", "log", "op",
+                "algo/proto", "size (B)", "meas (us)", "pred (us)", "meas bw", "pred bw", "error");
   out << line;
   for (const auto& r : rows) {
+    const std::string algo = std::string(models::algorithm_name(r.algorithm)) + "/" +
+                             std::string(models::protocol_name(r.protocol));
     std::snprintf(line, sizeof line,
-                  "%-58s %-14s %-6s %12lld %12.2f %12.2f %9.2f %9.2f %7.1f%%%s\n",
+                  "%-58s %-14s %-16s %12lld %12.2f %12.2f %9.2f %9.2f %7.1f%%%s\n",
                   base_name(r.source).substr(0, 58).c_str(),
-                  std::string(models::collective_name(r.op)).c_str(),
-                  std::string(models::algorithm_name(r.algorithm)).c_str(), r.size_bytes,
+                  std::string(models::collective_name(r.op)).c_str(), algo.c_str(), r.size_bytes,
                   r.measured_us, r.predicted_us, r.measured_busbw, r.predicted_busbw,
                   100.0 * r.error, r.size_bytes < min_bytes ? "  (not scored)" : "");
     out << line;
   }
-  out << "\nbusbw error per log, sizes >= " << format("%.0f", min_bytes) << " B:\n";
-  for (const auto& e : models::summarize_errors(rows, min_bytes)) {
-    std::snprintf(line, sizeof line, "  %-58s rows %3d   mean %5.1f%%   max %5.1f%%\n",
-                  base_name(e.source).substr(0, 58).c_str(), e.rows, 100.0 * e.mean_abs_error,
-                  100.0 * e.max_abs_error);
+  out << "\nbusbw error per log and collective, sizes >= " << format("%.0f", min_bytes)
+      << " B:\n";
+  for (const auto& e : models::summarize_errors(rows, min_bytes, /*per_collective=*/true)) {
+    std::snprintf(line, sizeof line, "  %-58s %-14s rows %3d   mean %5.1f%%   max %5.1f%%\n",
+                  base_name(e.source).substr(0, 58).c_str(),
+                  std::string(models::collective_name(*e.op)).c_str(), e.rows,
+                  100.0 * e.mean_abs_error, 100.0 * e.max_abs_error);
     out << line;
   }
 }
 
-int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
+int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const po::options_description options = calibrate_options();
   const po::variables_map vm = parse_options(args, options, "calibrate");
   if (vm.count("help")) {
-    out << "usage: trainsim calibrate --cluster FILE --nccl-tests LOG[:ALGO]... [-o "
-           "calibrated.yaml]\n\n"
-           "Fits, by least squares on log(predicted / measured time) over every row of the logs,\n"
-           "the latency and achieved fraction of line rate of each link class the runs cross\n"
-           "(NVLink or PCIe inside a node, the NIC between nodes), and per algorithm its software\n"
-           "latency and efficiency (and the channel ramp of send/recv). Each run's nodes and GPUs\n"
-           "come from its device list. Prints measured against predicted time and busbw per log\n"
-           "and size, with mean and max absolute busbw error per log, and writes the calibrated\n"
-           "cluster YAML naming the logs it was fitted on.\n\n"
+    out << "usage: trainsim calibrate --cluster FILE --nccl-tests LOG[:ALGO][@NxG]... [--env "
+           "NAME=VALUE]...\n"
+           "                          [--check LOG...] [-o calibrated.yaml]\n"
+           "       trainsim calibrate --check CLUSTER LOG...\n\n"
+           "The collective model runs what NCCL runs (its channels, algorithms, protocols and\n"
+           "tuner); calibration fits only physical constants, by least squares on log(predicted /\n"
+           "measured time) over every row of the logs: the achieved fraction of NVLink (or PCIe)\n"
+           "and NIC line rate, the host's launch cost per GPU, per-hop latency scales of NVLink,\n"
+           "PCIe and the network relative to NCCL's figures, and the throughput of a point-to-\n"
+           "point channel over the network and over NVLink - those the logs inform. Each value is\n"
+           "printed with its standard uncertainty (covariance of the fit); a warning names logs\n"
+           "that pull one value apart, and values the cluster file set that the fit replaces.\n"
+           "Each run's nodes and GPUs come from its device list (or LOG@NxG). The measured time\n"
+           "of a row is the faster of its out-of-place and in-place times.\n\n"
         << options
         << "\nExit status: 0 success, 2 bad input (unreadable or malformed log, a run the\n"
            "cluster cannot hold).\n";
     return kExitOk;
   }
+  const auto env = parse_env(vm);
+  const double min_bytes = vm["report-min-bytes"].as<double>();
   if (!vm.count("nccl-tests") && !vm.count("microbench")) {
-    throw UsageError("calibrate: give at least one --nccl-tests LOG or --microbench FILE");
+    if (!vm.count("check")) {
+      throw UsageError("calibrate: give --nccl-tests LOG..., --microbench FILE, or --check "
+                       "CLUSTER LOG...");
+    }
+    // Score a cluster as it is.
+    auto items = vm["check"].as<std::vector<std::string>>();
+    if (items.size() < 2) throw UsageError("--check CLUSTER LOG...: give a cluster and a log");
+    const std::string cluster_path = resolve_config_path(items.front());
+    const models::ClusterSpec cluster = models::load_cluster_spec(cluster_path);
+    items.erase(items.begin());
+    auto runs = read_measured_runs(items, "--check", nullptr);
+    for (auto& r : runs) r.env.insert(r.env.end(), env.begin(), env.end());
+    std::ostringstream text;
+    text << "checked " << cluster.name << " (" << cluster_path << ") against " << items.size()
+         << " file(s), not refitted\n\n";
+    write_fit_table(text, models::predict_runs(cluster, runs), min_bytes);
+    out << text.str();
+    return kExitOk;
   }
   const auto gemm_dtype = models::parse_dtype(vm["gemm-dtype"].as<std::string>());
   if (!gemm_dtype)
     throw UsageError("--gemm-dtype: unknown format '" + vm["gemm-dtype"].as<std::string>() + "'");
-  const double min_bytes = vm["report-min-bytes"].as<double>();
 
   const std::string cluster_path = resolve_config_path(vm["cluster"].as<std::string>());
   const models::ClusterSpec base = models::load_cluster_spec(cluster_path);
@@ -161,9 +241,11 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     start.gpu = gpu_fit->gpu;
     for (auto& run : gpu_fit->nccl) runs.push_back(std::move(run));
   }
+  for (auto& r : runs) r.env.insert(r.env.end(), env.begin(), env.end());
   std::vector<models::MeasuredRun> checks;
   if (vm.count("check")) {
     checks = read_measured_runs(vm["check"].as<std::vector<std::string>>(), "--check", nullptr);
+    for (auto& r : checks) r.env.insert(r.env.end(), env.begin(), env.end());
   }
   std::unique_ptr<AtomicOutputFile> output_file;
   if (vm.count("output"))
@@ -177,7 +259,7 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   text << "calibrated " << base.name << " (" << cluster_path << ") against " << sources.size()
        << " file(s): " << runs.size() << " collective run(s), " << result.rows.size()
        << " rows\n\n";
-  std::map<std::string, std::string> notes;
+  std::vector<models::YamlUpdate> updates;
   if (gpu_fit) {
     text << "GPU efficiency from microbenchmarks:\n";
     for (const auto& f : gpu_fit->fits) {
@@ -188,18 +270,45 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
       text << line;
     }
     text << "\n";
-    for (const char* key : {"gpu.gemm_efficiency", "gpu.gemm_half_flops", "gpu.hbm_efficiency",
-                            "gpu.embedding_efficiency", "gpu.embedding_half_row_bytes",
-                            "gpu.host_to_device_bandwidth"}) {
-      notes[key] = "fitted by trainsim calibrate from microbenchmarks";
-    }
+    const models::GpuSpec& g = gpu_fit->gpu;
+    const models::GpuSpec& b = base.gpu;
+    const std::string note = "fitted by trainsim calibrate from microbenchmarks";
+    auto add = [&](const char* key, double value, double before,
+                   std::optional<models::Dimension> d) {
+      if (value != before) updates.push_back({key, value, d, note});
+    };
+    add("gpu.gemm_efficiency", g.gemm_efficiency, b.gemm_efficiency, std::nullopt);
+    add("gpu.gemm_half_flops", g.gemm_half_flops, b.gemm_half_flops, models::Dimension::kFlops);
+    add("gpu.hbm_efficiency", g.hbm_efficiency, b.hbm_efficiency, std::nullopt);
+    add("gpu.embedding_efficiency", g.embedding_efficiency, b.embedding_efficiency, std::nullopt);
+    add("gpu.embedding_half_row_bytes", g.embedding_half_row_bytes, b.embedding_half_row_bytes,
+        models::Dimension::kBytes);
+    add("gpu.host_to_device_bandwidth", g.host_to_device_bytes_per_s,
+        b.host_to_device_bytes_per_s, models::Dimension::kBandwidth);
   }
-  if (!runs.empty()) text << "fitted parameters:\n";
+  if (!runs.empty()) text << "fitted parameters (value +- standard uncertainty):\n";
   for (const auto& p : result.parameters) {
     char line[256];
-    std::snprintf(line, sizeof line, "  %-52s %s\n", p.key.c_str(), display_value(p).c_str());
+    std::snprintf(line, sizeof line, "  %-46s %14s +- %s\n", p.key.c_str(),
+                  display(p.value, p.unit).c_str(), display(p.uncertainty, p.unit).c_str());
     text << line;
-    notes[p.key] = "fitted by trainsim calibrate";
+    updates.push_back({p.key, p.value, dimension_of(p.unit),
+                       "fitted by trainsim calibrate: +- " + display(p.uncertainty, p.unit)});
+  }
+  // Values the cluster file set that the fit replaces.
+  std::ifstream in(cluster_path);
+  std::stringstream original;
+  original << in.rdbuf();
+  const models::YamlPatchResult patched = models::patch_yaml(original.str(), cluster_path, updates);
+  std::vector<std::string> warnings;
+  for (const auto& w : result.warnings) warnings.push_back("logs disagree: " + w.message);
+  for (const auto& r : patched.replaced) {
+    for (const auto& p : result.parameters) {
+      if (p.key != r.key_path) continue;
+      warnings.push_back(cluster_path + ":" + std::to_string(r.line) + ": " + r.key_path +
+                         " was set to '" + r.old_value + "' there; the fit replaces it with " +
+                         display(p.value, p.unit));
+    }
   }
   if (!runs.empty()) {
     text << format("  rms log error over all rows: %.4f\n\n", result.rms_log_error);
@@ -210,22 +319,23 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     write_fit_table(text, models::predict_runs(result.cluster, checks), min_bytes);
   }
   out << text.str();
+  for (const std::string& w : warnings) err << "trainsim: warning: " << w << "\n";
 
   if (output_file) {
-    std::vector<std::string> header = {"Calibrated by trainsim " + std::string(kTrainsimVersion) +
-                                       " calibrate from " + cluster_path +
-                                       " against these measurements:"};
-    for (const std::string& s : sources) header.push_back("  " + s);
+    std::ostringstream header;
+    header << "# Calibrated by trainsim " << kTrainsimVersion << " calibrate from "
+           << cluster_path << " against:\n";
+    for (const std::string& s : sources) header << "#   " << s << "\n";
+    for (const auto& [name, value] : env) header << "#   with " << name << "=" << value << "\n";
     if (!runs.empty()) {
-      header.push_back(
-          format("rms log(predicted/measured time) error: %.4f", result.rms_log_error));
+      header << format("# rms log(predicted/measured time) error: %.4f\n", result.rms_log_error);
     }
-    for (const auto& e : models::summarize_errors(result.rows, min_bytes)) {
-      header.push_back(base_name(e.source) +
-                       format(": mean busbw error %.1f%%", 100 * e.mean_abs_error) +
-                       format(", max %.1f%%", 100 * e.max_abs_error));
+    for (const auto& e : models::summarize_errors(result.rows, min_bytes, true)) {
+      header << "#   " << base_name(e.source) << " " << models::collective_name(*e.op)
+             << format(": mean busbw error %.1f%%", 100 * e.mean_abs_error)
+             << format(", max %.1f%%\n", 100 * e.max_abs_error);
     }
-    models::write_cluster_yaml(output_file->stream(), result.cluster, header, notes);
+    output_file->stream() << header.str() << patched.text;
     output_file->commit();
   }
   return kExitOk;

@@ -1,9 +1,13 @@
-// `trainsim validate`: runs validation cases (validation/**/*.yaml): calibrate on measured logs,
-// predict the logs to check, print measured against predicted figures, and fail when an error
-// exceeds the case's tolerance.
+// `trainsim validate`: runs validation cases (validation/**/*.yaml), each a system (a cluster and
+// its measured logs). By default each case is calibrated on its logs and checked against them (or
+// held-out ones). With --leave-one-out every log of every case is predicted by a calibration that
+// did not see it: the shared constants fitted on all other logs, the system's own on its other
+// logs (or its configured values when it has none); a case fails when the mean busbw error of one
+// of its logs and collectives exceeds the case's bound.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
@@ -21,12 +25,17 @@ namespace {
 std::vector<models::MeasuredRun> case_runs(const std::vector<models::CaseLog>& logs) {
   std::vector<models::MeasuredRun> runs;
   for (const models::CaseLog& log : logs) {
-    const models::NcclTestsLog parsed = models::read_nccl_tests_log(resolve_config_path(log.path));
+    const models::NcclTestsLog parsed =
+        models::read_nccl_tests_log(resolve_config_path(log.path), log.op);
     for (auto& run : models::measured_runs(parsed, log.algorithm)) {
-      if (log.ops.empty() ||
-          std::find(log.ops.begin(), log.ops.end(), run.run.op) != log.ops.end()) {
-        runs.push_back(std::move(run));
+      if (!log.ops.empty() &&
+          std::find(log.ops.begin(), log.ops.end(), run.run.op) == log.ops.end()) {
+        continue;
       }
+      run.source = log.path;
+      run.env = log.env;
+      if (log.nodes > 0) run.shape = models::RunShape{log.nodes, log.gpus_per_node};
+      runs.push_back(std::move(run));
     }
   }
   return runs;
@@ -51,6 +60,100 @@ std::vector<std::string> case_files(const std::vector<std::string>& args) {
   return files;
 }
 
+models::ClusterSpec case_cluster(const models::ValidationCase& c) {
+  std::vector<models::YamlSetting> settings;
+  for (const auto& [key, value] : c.set) {
+    models::YamlSetting s;
+    std::stringstream in(key);
+    for (std::string part; std::getline(in, part, '.');) s.keys.push_back(part);
+    s.value = value;
+    settings.push_back(s);
+  }
+  models::ClusterSpec spec = models::load_cluster_spec(resolve_config_path(c.cluster), settings);
+  spec.name = std::filesystem::path(c.file).stem().string();
+  return spec;
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string display(double value, const std::string& unit) {
+  char b[64];
+  if (unit == "s") {
+    std::snprintf(b, sizeof b, "%.3f us", value * 1e6);
+  } else if (unit == "B/s") {
+    std::snprintf(b, sizeof b, "%.2f GB/s", value / 1e9);
+  } else {
+    std::snprintf(b, sizeof b, "%.4f", value);
+  }
+  return b;
+}
+
+// Per (log, collective): mean busbw error of the fit and of leave-one-out, against the bound.
+int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary,
+                  std::ostream& out) {
+  std::vector<models::SystemRuns> systems;
+  for (const models::ValidationCase& c : cases) systems.push_back({case_cluster(c), case_runs(c.fit)});
+  const models::JointCalibration joint = models::calibrate_jointly(systems);
+  const std::vector<models::HeldOutLog> held = models::leave_one_log_out(systems);
+  char line[512];
+  out << "constants fitted on all logs (value +- standard uncertainty):\n";
+  for (const auto& p : joint.parameters) {
+    std::snprintf(line, sizeof line, "  %-44s %-24s %14s +- %s\n", p.key.c_str(),
+                  p.system.empty() ? "(shared)" : p.system.c_str(),
+                  display(p.value, p.unit).c_str(), display(p.uncertainty, p.unit).c_str());
+    out << line;
+  }
+  for (const auto& w : joint.warnings) out << "  warning: logs disagree: " << w.message << "\n";
+  out << "\n";
+  int failed = 0;
+  std::snprintf(line, sizeof line, "%-28s %-62s %-14s %5s %8s %8s %8s  %s\n", "system", "log",
+                "collective", "rows", "fitted", "held out", "bound", "");
+  out << line;
+  for (std::size_t s = 0; s < cases.size(); ++s) {
+    const models::ValidationCase& c = cases[s];
+    const auto fitted = models::summarize_errors(joint.rows[s], c.min_bytes, true);
+    bool pass = true;
+    for (const models::HeldOutLog& h : held) {
+      if (h.system != s) continue;
+      for (const auto& e : models::summarize_errors(h.rows, c.min_bytes, true)) {
+        const auto f = std::find_if(fitted.begin(), fitted.end(), [&](const auto& x) {
+          return x.source == e.source && x.op == e.op;
+        });
+        const bool ok = e.mean_abs_error <= c.max_mean_error;
+        pass &= ok;
+        std::snprintf(line, sizeof line, "%-28s %-62s %-14s %5d %7.1f%% %7.1f%% %7.0f%%  %s\n",
+                      systems[s].cluster.name.c_str(), base_name(e.source).substr(0, 62).c_str(),
+                      std::string(models::collective_name(*e.op)).c_str(), e.rows,
+                      f == fitted.end() ? 0.0 : 100 * f->mean_abs_error, 100 * e.mean_abs_error,
+                      100 * c.max_mean_error, ok ? "PASS" : "FAIL");
+        out << line;
+        if (!summary && !ok) {
+          out << "  fitted without it:";
+          for (const auto& p : h.parameters) {
+            const auto classes = models::hardware_classes(systems[s].cluster);
+            const bool mine = p.system.empty() || p.system == systems[s].cluster.name ||
+                              std::any_of(classes.begin(), classes.end(), [&](const auto& k) {
+                                return p.system == "(" + k + ")";
+                              });
+            if (!mine) continue;
+            out << " " << p.key.substr(p.key.rfind('.') + 1) << "=" << display(p.value, p.unit);
+          }
+          out << "\n";
+          write_fit_table(out, h.rows, c.min_bytes);
+        }
+      }
+    }
+    if (!pass) ++failed;
+  }
+  std::snprintf(line, sizeof line, "\n%zu system(s), %zu log(s) held out, %d system(s) failed\n",
+                cases.size(), held.size(), failed);
+  out << line;
+  return failed == 0 ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
@@ -60,16 +163,21 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
     ("help,h", "show this help")
     ("case", po::value<std::vector<std::string>>()->multitoken()->composing(),
      "a case file or a folder of them (default: validation/collectives)")
+    ("leave-one-out", "cross-validate: predict every log of every case from a calibration that "
+     "did not see it")
     ("summary", "print only the per-log errors, not every row");
   // clang-format on
   const po::variables_map vm = parse_options(args, options, "validate");
   if (vm.count("help")) {
-    out << "usage: trainsim validate [--case FILE|DIR]... [--summary]\n\n"
-           "Runs validation cases: each calibrates a cluster on measured nccl-tests logs, "
-           "predicts\n"
-           "the logs it checks (the fitted ones, or held-out ones), and compares busbw for every\n"
-           "size from the case's min_size up. A case passes when, for every checked log, the mean\n"
-           "absolute error and the largest one are within its tolerances.\n\n"
+    out << "usage: trainsim validate [--case FILE|DIR]... [--leave-one-out] [--summary]\n\n"
+           "Runs validation cases. A case is a system: a cluster file (with `set` keys changed)\n"
+           "and its measured nccl-tests logs. By default each case is calibrated on its logs and\n"
+           "predicts them (or the held-out logs it names); it passes when, for every checked log,\n"
+           "the mean absolute busbw error and the largest one, over sizes from min_size up, are\n"
+           "within its tolerances. --leave-one-out predicts every log from a joint calibration\n"
+           "of all the other logs (shared constants from every other system, the system's own\n"
+           "constants from its other logs, or as configured when it has none), and holds each\n"
+           "log and collective to the case's max_mean_error.\n\n"
         << options << "\nExit status: 0 all cases pass, 1 a case fails, 2 bad input.\n";
     return kExitOk;
   }
@@ -78,18 +186,22 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
                                                : std::vector<std::string>{"validation/collectives"};
   const std::vector<std::string> files = case_files(targets);
   if (files.empty()) throw UsageError("validate: no case files found");
+  std::vector<models::ValidationCase> cases;
+  for (const std::string& file : files) cases.push_back(models::load_validation_case(file));
+  if (vm.count("leave-one-out")) return leave_one_out(cases, vm.count("summary") > 0, out);
 
   int failed = 0;
   char line[512];
-  for (const std::string& file : files) {
-    const models::ValidationCase c = models::load_validation_case(file);
-    const models::ClusterSpec base = models::load_cluster_spec(resolve_config_path(c.cluster));
+  for (const models::ValidationCase& c : cases) {
+    const models::ClusterSpec base = case_cluster(c);
     const auto fit_runs = case_runs(c.fit);
-    const models::CalibrationResult calibration = models::calibrate_collectives(base, fit_runs);
+    models::CalibrationOptions opts;
+    opts.check_pulls = false;
+    const models::CalibrationResult calibration = models::calibrate_collectives(base, fit_runs, opts);
     const auto check_runs = c.check.empty() ? fit_runs : case_runs(c.check);
     const auto rows =
         c.check.empty() ? calibration.rows : models::predict_runs(calibration.cluster, check_runs);
-    out << "== " << c.name << " (" << file << ")\n";
+    out << "== " << c.name << " (" << c.file << ")\n";
     if (!vm.count("summary")) write_fit_table(out, rows, c.min_bytes);
     bool pass = true;
     for (const auto& e : models::summarize_errors(rows, c.min_bytes)) {

@@ -180,10 +180,34 @@ std::vector<SourceError> summarize_errors(const std::vector<FitRow>& rows, doubl
 namespace {
 
 // One fitted quantity: how it is stored in a cluster and how the optimiser sees it.
+// Hardware classes: constants of the hardware, shared by every system built of it.
+std::string nvlink_class(const ClusterSpec& c) {
+  return std::string(gpu_arch_name(c.gpu.architecture)) +
+         (c.intra_node.fabric == IntraNodeFabric::kNvSwitch ? " nvlink" : " pcie");
+}
+std::string nic_class(const ClusterSpec& c) {
+  char speed[32];
+  std::snprintf(speed, sizeof speed, " %.0fG", c.nic.link.bandwidth_bytes_per_s * 8 / 1e9);
+  return std::string(net_transport_name(c.nic.transport)) + speed;
+}
+std::string transport_class(const ClusterSpec& c) {
+  return std::string(net_transport_name(c.nic.transport));
+}
+
+}  // namespace
+
+std::vector<std::string> hardware_classes(const ClusterSpec& c) {
+  return {nvlink_class(c), nic_class(c), transport_class(c)};
+}
+
+namespace {
+
 struct Parameter {
   std::string key;
   std::string unit;
-  int system = -1;        // -1: shared by all systems
+  int system = -1;        // -1: shared by all systems (of `group`, if set)
+  std::string group;      // a hardware class: shared by the systems of it
+  std::function<std::string(const ClusterSpec&)> group_of;
   bool fraction = false;  // in (0, 1) via a logistic; else positive via exp
   double initial = 0.0;
   std::function<void(ClusterSpec&, double)> apply;
@@ -248,54 +272,80 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
     any.p2p |= e.p2p;
     any.p2p_net |= e.p2p_net;
     any.launch |= e.launch;
-    const ClusterSpec& c = systems[i].cluster;
-    const int sys = static_cast<int>(i);
-    if (e.inside) {
-      params.push_back({"intra_node.gpu_link.efficiency", "", sys, true,
-                        clamp_fraction(c.intra_node.gpu_link.efficiency),
-                        [](ClusterSpec& s, double v) { s.intra_node.gpu_link.efficiency = v; }});
-    }
-    if (e.across) {
-      params.push_back({"nic.efficiency", "", sys, true, clamp_fraction(c.nic.link.efficiency),
-                        [](ClusterSpec& s, double v) { s.nic.link.efficiency = v; }});
-    }
   }
+  // The achieved fraction of NVLink (or PCIe) and of a NIC's line rate: constants of the
+  // hardware, one per class of it among the systems.
+  auto add_class = [&](const std::string& key, std::string (*group_of)(const ClusterSpec&),
+                       auto informs, auto get, auto set) {
+    std::map<std::string, double> classes;
+    for (const SystemRuns& s : systems) {
+      if (!s.runs.empty() && informs(exercised(s))) classes.emplace(group_of(s.cluster), get(s.cluster));
+    }
+    for (const auto& [group, start] : classes) {
+      params.push_back({key, "", -1, group, group_of, true, clamp_fraction(start), set});
+    }
+  };
+  add_class(
+      "intra_node.gpu_link.efficiency", nvlink_class, [](const Exercised& e) { return e.inside; },
+      [](const ClusterSpec& c) { return c.intra_node.gpu_link.efficiency; },
+      [](ClusterSpec& c, double v) { c.intra_node.gpu_link.efficiency = v; });
+  add_class(
+      "nic.efficiency", nic_class, [](const Exercised& e) { return e.across; },
+      [](const ClusterSpec& c) { return c.nic.link.efficiency; },
+      [](ClusterSpec& c, double v) { c.nic.link.efficiency = v; });
   if (!shared) return params;
   const CollectiveTuning& t = systems.front().cluster.collectives;
   if (any.launch || any.inside || any.across) {
-    params.push_back({"collectives.launch_latency", "s", -1, false,
+    params.push_back({"collectives.launch_latency", "s", -1, "", {}, false,
                       std::max(to_seconds(t.launch_latency), 0.5e-6),
                       [](ClusterSpec& s, double v) {
                         s.collectives.launch_latency = time_from_seconds(v);
                       }});
   }
   if (any.inside && !any.pcie) {
-    params.push_back({"collectives.nvlink_latency_scale", "", -1, false, t.nvlink_latency_scale,
+    params.push_back({"collectives.nvlink_latency_scale", "", -1, "", {}, false, t.nvlink_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.nvlink_latency_scale = v; }});
   }
   if (any.pcie) {
-    params.push_back({"collectives.pcie_latency_scale", "", -1, false, t.pcie_latency_scale,
+    params.push_back({"collectives.pcie_latency_scale", "", -1, "", {}, false, t.pcie_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.pcie_latency_scale = v; }});
   }
-  if (any.across) {
-    params.push_back({"collectives.network_latency_scale", "", -1, false,
-                      t.network_latency_scale,
-                      [](ClusterSpec& s, double v) { s.collectives.network_latency_scale = v; }});
+  // Per-hop network latency: one per transport, shared by the systems on it.
+  std::set<NetTransport> transports;
+  for (const SystemRuns& s : systems) {
+    if (!s.runs.empty() && exercised(s).across) transports.insert(s.cluster.nic.transport);
+  }
+  for (const NetTransport transport : transports) {
+    const std::string group(net_transport_name(transport));
+    double start = 1.0;
+    for (const SystemRuns& s : systems) {
+      if (s.cluster.nic.transport == transport) start = s.cluster.collectives.network_latency_scale;
+    }
+    Parameter p{"collectives.network_latency_scale", "", -1, group, transport_class, false, start,
+                [](ClusterSpec& s, double v) { s.collectives.network_latency_scale = v; }};
+    params.push_back(p);
+  }
+  if (any.launch) {
+    params.push_back({"collectives.ll_latency_scale", "", -1, "", {}, false, t.ll_latency_scale,
+                      [](ClusterSpec& s, double v) { s.collectives.ll_latency_scale = v; }});
+    params.push_back({"collectives.ll128_latency_scale", "", -1, "", {}, false,
+                      t.ll128_latency_scale,
+                      [](ClusterSpec& s, double v) { s.collectives.ll128_latency_scale = v; }});
   }
   if (any.p2p_net) {
-    params.push_back({"collectives.p2p_channel_bandwidth", "B/s", -1, false,
+    params.push_back({"collectives.p2p_channel_bandwidth", "B/s", -1, "", {}, false,
                       t.p2p_channel_bandwidth, [](ClusterSpec& s, double v) {
                         s.collectives.p2p_channel_bandwidth = v;
                       }});
   }
   if (any.p2p && any.inside) {
-    params.push_back({"collectives.p2p_nvlink_channel_bandwidth", "B/s", -1, false,
+    params.push_back({"collectives.p2p_nvlink_channel_bandwidth", "B/s", -1, "", {}, false,
                       t.p2p_nvlink_channel_bandwidth, [](ClusterSpec& s, double v) {
                         s.collectives.p2p_nvlink_channel_bandwidth = v;
                       }});
   }
   if (any.p2p) {
-    params.push_back({"collectives.p2p_efficiency", "", -1, true, clamp_fraction(t.p2p_efficiency),
+    params.push_back({"collectives.p2p_efficiency", "", -1, "", {}, true, clamp_fraction(t.p2p_efficiency),
                       [](ClusterSpec& s, double v) { s.collectives.p2p_efficiency = v; }});
   }
   return params;
@@ -310,7 +360,11 @@ std::vector<ClusterSpec> apply(const std::vector<SystemRuns>& systems,
     if (params[i].system >= 0) {
       params[i].apply(out[params[i].system], v);
     } else {
-      for (ClusterSpec& c : out) params[i].apply(c, v);
+      for (ClusterSpec& c : out) {
+        if (params[i].group.empty() || params[i].group_of(c) == params[i].group) {
+          params[i].apply(c, v);
+        }
+      }
     }
   }
   return out;
@@ -430,7 +484,10 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
   const std::vector<double> sigma = uncertainties(systems, params, rows, x);
   for (std::size_t j = 0; j < params.size(); ++j) {
     out.parameters.push_back(
-        {params[j].key, params[j].system >= 0 ? systems[params[j].system].cluster.name : "",
+        {params[j].key,
+         params[j].system >= 0 ? systems[params[j].system].cluster.name
+         : params[j].group.empty() ? ""
+                                   : "(" + params[j].group + ")",
          params[j].value(x[static_cast<Eigen::Index>(j)]), sigma[j], params[j].unit});
   }
   double sum = 0.0;
@@ -455,6 +512,9 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
       std::vector<Pull> pulls;
       for (std::size_t s = 0; s < systems.size(); ++s) {
         if (params[j].system >= 0 && params[j].system != static_cast<int>(s)) continue;
+        if (!params[j].group.empty() && params[j].group_of(systems[s].cluster) != params[j].group) {
+          continue;
+        }
         std::set<std::string> sources;
         for (const MeasuredRun& m : systems[s].runs) sources.insert(m.source);
         for (const std::string& source : sources) {
@@ -546,6 +606,7 @@ std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems
     options.check_pulls = false;
     const JointCalibration fit = calibrate_jointly(training, options);
     h.rows = predict_runs(fit.clusters[h.system], test);
+    h.parameters = fit.parameters;
   });
   return held;
 }

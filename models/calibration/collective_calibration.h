@@ -87,6 +87,10 @@ struct CalibrationWarning {
   std::string message;
 };
 
+// The hardware classes a cluster belongs to, which share fitted constants: its GPU generation
+// and intra-node fabric ("hopper nvlink"), its NIC ("infiniband 400G"), its transport.
+std::vector<std::string> hardware_classes(const ClusterSpec& cluster);
+
 // One system (a cluster) and its measured runs.
 struct SystemRuns {
   ClusterSpec cluster;
@@ -129,6 +133,7 @@ struct HeldOutLog {
   std::size_t system = 0;
   std::string source;
   std::vector<FitRow> rows;
+  std::vector<FittedParameter> parameters;  // of the fit that did not see it
 };
 std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems);
 

@@ -134,7 +134,9 @@ TEST(CollectiveCalibrationTest, LeaveOneLogOutPredictsFromTheOthers) {
   ASSERT_EQ(held.size(), 2u);
   for (const HeldOutLog& h : held) {
     for (const FitRow& row : h.rows) {
-      if (row.size_bytes >= (1 << 20)) EXPECT_NEAR(row.error, 0.0, 0.02) << h.source;
+      if (row.size_bytes >= (1 << 20)) {
+        EXPECT_NEAR(row.error, 0.0, 0.02) << h.source;
+      }
     }
   }
 }

@@ -16,7 +16,8 @@ namespace {
 constexpr double kGB = 1e9;
 
 HopLatencyScales scales_of(const CollectiveTuning& t) {
-  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale};
+  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale,
+          t.ll_latency_scale, t.ll128_latency_scale};
 }
 
 Time launch_cost(const ClusterSpec& cluster, int gpus_per_thread) {
@@ -443,10 +444,11 @@ struct Lowering {
         const HopKind intra = comm.intra_nvlink ? HopKind::kNvlink : HopKind::kPcie;
         const int inter = nodes() - 1;
         us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
-             (ranks() - 1 - inter) *
-                 nccl_hop_latency_us(comm, intra, Algorithm::kRing, protocol) * scales.of(intra) +
-             inter * nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kRing, protocol) *
-                 scales.network;
+             ((ranks() - 1 - inter) *
+                  nccl_hop_latency_us(comm, intra, Algorithm::kRing, protocol) * scales.of(intra) +
+              inter * nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kRing, protocol) *
+                  scales.network) *
+                 scales.of(protocol);
       } else {
         us = nccl_latency_us(comm, request.op, request.algorithm, protocol, request.bytes, scales);
       }
@@ -509,7 +511,8 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
                       : comm.intra_nvlink ? HopKind::kNvlink
                                           : HopKind::kPcie;
   const double us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
-                    nccl_hop_latency_us(comm, hop, Algorithm::kRing, protocol) * scales.of(hop);
+                    nccl_hop_latency_us(comm, hop, Algorithm::kRing, protocol) * scales.of(hop) *
+                        scales.of(protocol);
   return launch_cost(cluster, gpus_per_thread) + time_from_seconds(us * 1e-6);
 }
 

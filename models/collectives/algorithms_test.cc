@@ -65,7 +65,7 @@ CollectiveRequest simple(CollectiveOp op, Algorithm a, double bytes) {
 Time base(const ClusterSpec& spec, int nodes, const CollectiveRequest& r) {
   const NcclComm comm = make_nccl_comm(spec, nodes);
   return time_from_seconds(1e-6 * nccl_latency_us(comm, r.op, r.algorithm, *r.protocol, r.bytes,
-                                                  HopLatencyScales{0, 0, 0}));
+                                                  HopLatencyScales{0, 0, 0, 1, 1}));
 }
 
 TEST(AlgorithmsTest, FlowAndAnalyticFormsAgreeWithoutContention) {

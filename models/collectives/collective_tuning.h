@@ -68,6 +68,9 @@ struct CollectiveTuning {
   double nvlink_latency_scale = 1.0;
   double pcie_latency_scale = 1.0;
   double network_latency_scale = 1.0;
+  // ... and as a multiple per protocol (Simple 1).
+  double ll_latency_scale = 1.0;
+  double ll128_latency_scale = 1.0;
   // Throughput one point-to-point channel reaches over the network, and over NVLink.
   double p2p_channel_bandwidth = 14e9;
   double p2p_nvlink_channel_bandwidth = 20e9;

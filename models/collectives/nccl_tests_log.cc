@@ -23,9 +23,9 @@ std::vector<std::string> split_words(const std::string& line) {
   return words;
 }
 
-// Strips an MPI launcher prefix such as "[1,0]<stdout>:".
+// Strips a launcher prefix: MPI's "[1,0]<stdout>:", Slurm's "0: " (srun --label).
 std::string strip_launcher_prefix(const std::string& line) {
-  static const std::regex prefix(R"(^\[\d+,\d+\]<(stdout|stderr)>:)");
+  static const std::regex prefix(R"(^(\[\d+,\d+\]<(stdout|stderr)>:|\s*\d+: ))");
   std::smatch m;
   if (std::regex_search(line, m, prefix)) return m.suffix().str();
   return line;
@@ -40,7 +40,9 @@ struct Layout {
 
 class Parser {
  public:
-  Parser(const std::string& name) : name_(name) { log_.file = name; }
+  Parser(const std::string& name, std::optional<CollectiveOp> op) : name_(name), op_(op) {
+    log_.file = name;
+  }
 
   void line(int number, const std::string& raw) {
     line_ = number;
@@ -52,14 +54,15 @@ class Parser {
     if (log_.gpus_per_thread == 0 && std::regex_search(text, m, gpus)) {
       log_.gpus_per_thread = std::stoi(m[1].str());
     }
-    if (words[0][0] == '#') {
-      comment(text, words);
-    } else if (words[0] == ">" || words[0][0] == '>') {
+    if (words[0] == ">" || words[0][0] == '>') {
       command(words);
     } else if (std::isdigit(static_cast<unsigned char>(words[0][0]))) {
       data(words);
+    } else {
+      // Comments, and the same lines printed without their '#' (some renderings drop it);
+      // anything else (launcher chatter, warnings) matches nothing and is not part of the results.
+      comment(text, words);
     }
-    // Anything else (launcher chatter, warnings) is not part of the results.
   }
 
   NcclTestsLog finish() {
@@ -87,6 +90,13 @@ class Parser {
     if (runs_.empty() && (text.rfind("# SOURCE:", 0) == 0 || text.rfind("# PATH:", 0) == 0 ||
                           text.rfind("# NOTE:", 0) == 0 || text.rfind("#         ", 0) == 0)) {
       log_.provenance.push_back(text);
+      // A command the provenance quotes ("... ./all_reduce_perf -b 8 ...") names the collective
+      // of tables that have no 'Collective test starting' line.
+      static const std::regex perf(R"(([a-z_]+)_perf)");
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), perf);
+           it != std::sregex_iterator() && !quoted_op_; ++it) {
+        quoted_op_ = parse_collective((*it)[1].str());
+      }
     }
     if (std::regex_search(text, m, version) && log_.nccl_version.empty()) {
       log_.nccl_version = m[1].str();
@@ -193,6 +203,10 @@ class Parser {
       fail(line_, "data row before any results header ('#  size  count  type ...')");
     }
     Pending& pending = runs_.back();
+    if (!pending.named && (op_ || quoted_op_)) {
+      pending.run.op = op_ ? *op_ : *quoted_op_;
+      pending.named = true;
+    }
     if (!pending.named) {
       fail(line_,
            "cannot tell which collective this table is (no 'Collective test starting' "
@@ -236,6 +250,8 @@ class Parser {
   };
 
   std::string name_;
+  std::optional<CollectiveOp> op_;         // the caller says which collective the log is
+  std::optional<CollectiveOp> quoted_op_;  // a command in the provenance lines says so
   int line_ = 0;
   std::vector<Pending> runs_;
   NcclTestsLog log_;
@@ -243,8 +259,9 @@ class Parser {
 
 }  // namespace
 
-NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& name) {
-  Parser parser(name);
+NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& name,
+                                  std::optional<CollectiveOp> op) {
+  Parser parser(name, op);
   std::istringstream in(text);
   int number = 0;
   for (std::string line; std::getline(in, line);) {
@@ -254,12 +271,12 @@ NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& na
   return parser.finish();
 }
 
-NcclTestsLog read_nccl_tests_log(const std::string& path) {
+NcclTestsLog read_nccl_tests_log(const std::string& path, std::optional<CollectiveOp> op) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_nccl_tests_log(text.str(), path);
+  return parse_nccl_tests_log(text.str(), path, op);
 }
 
 }  // namespace trainsim::models

@@ -4,6 +4,7 @@
 // data but does not parse is an error naming the file and line, never a guess.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,11 @@ struct NcclTestsLog {
 };
 
 // Throws ConfigError (file, line, message) for unreadable files, malformed data lines, unknown
-// collective names and logs without data rows.
-NcclTestsLog read_nccl_tests_log(const std::string& path);
-NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& name);
+// collective names and logs without data rows. A table's collective comes from its 'Collective
+// test starting' line or the command before it; else from `op`; else from a command the log's
+// provenance lines quote (# NOTE: ... all_reduce_perf ...).
+NcclTestsLog read_nccl_tests_log(const std::string& path, std::optional<CollectiveOp> op = {});
+NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& name,
+                                  std::optional<CollectiveOp> op = {});
 
 }  // namespace trainsim::models

@@ -433,12 +433,14 @@ bool nccl_enabled(const NcclComm& comm, const CollectiveTuning& env, CollectiveO
 double nccl_latency_us(const NcclComm& comm, CollectiveOp op, Algorithm algorithm,
                        Protocol protocol, double bytes, const HopLatencyScales& scales) {
   const HopKind intra_hop = comm.intra_nvlink ? HopKind::kNvlink : HopKind::kPcie;
-  const double intra_lat =
-      nccl_hop_latency_us(comm, intra_hop, algorithm, protocol) * scales.of(intra_hop);
+  const bool per_step = algorithm == Algorithm::kRing || algorithm == Algorithm::kTree ||
+                        algorithm == Algorithm::kPat;
+  const double intra_lat = nccl_hop_latency_us(comm, intra_hop, algorithm, protocol) *
+                           (per_step ? scales.of(intra_hop) * scales.of(protocol) : 1.0);
   const double inter_lat =
       (comm.ppn == 1 ? nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kTree, protocol)
                      : nccl_hop_latency_us(comm, HopKind::kNetwork, algorithm, protocol)) *
-      scales.network;
+      scales.network * scales.of(protocol);
   const int n = comm.ranks;
   const int nodes = comm.nodes;
   const int ppn = comm.ppn;

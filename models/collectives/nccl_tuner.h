@@ -97,12 +97,18 @@ struct HopLatencyScales {
   double nvlink = 1.0;
   double pcie = 1.0;
   double network = 1.0;
+  double ll = 1.0;     // protocol multipliers of every step latency (Simple: 1)
+  double ll128 = 1.0;
   double of(HopKind kind) const {
     return kind == HopKind::kNvlink ? nvlink : kind == HopKind::kPcie ? pcie : network;
   }
+  double of(Protocol p) const {
+    return p == Protocol::kLl ? ll : p == Protocol::kLl128 ? ll128 : 1.0;
+  }
 };
-// NCCL's latency formula for the pair (us, its plateau factor included) with every per-hop figure
-// scaled by link type; the tuner itself uses scale 1.
+// NCCL's latency formula for the pair (us, its plateau factor included) with its per-step hop
+// latencies scaled by link type and protocol (the intra-node constants of NVLS and CollNet, which
+// are per operation, not per step, are kept); the tuner itself uses scale 1.
 double nccl_latency_us(const NcclComm& comm, CollectiveOp op, Algorithm algorithm,
                        Protocol protocol, double bytes, const HopLatencyScales& scales);
 double nccl_base_latency_us(const NcclComm& comm, Algorithm algorithm, Protocol protocol);

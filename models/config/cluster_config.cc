@@ -125,6 +125,16 @@ NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
   nic.link.latency = parse_time(map.required("latency"));
   nic.link.efficiency = parse_efficiency(map);
   nic.gpu_link = parse_link_class(map.required("gpu_link"));
+  if (auto t = map.optional("transport")) {
+    const auto parsed = parse_net_transport(t->as_string());
+    if (!parsed) {
+      t->fail("must be infiniband, roce, efa, tcpx, tcpxo or socket, got '" + t->as_string() + "'");
+    }
+    nic.transport = *parsed;
+    // TCP transports move data through host or device buffers without RDMA.
+    nic.gpu_direct = nic.transport != NetTransport::kSocket && nic.transport != NetTransport::kTcpx &&
+                     nic.transport != NetTransport::kTcpxo;
+  }
   if (auto gdr = map.optional("gpu_direct")) nic.gpu_direct = gdr->as_bool();
   if (auto gpus = map.optional("gpus")) {
     const auto lists = gpus->items();
@@ -152,12 +162,18 @@ NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
       if (!covered[g]) gpus->fail("GPU " + std::to_string(g) + " is served by no NIC");
     }
   } else {
-    // Even split: GPU g uses NIC g * count / gpus_per_node (a NIC per GPU, or a GPU group per NIC).
+    // Even split: GPU g uses NIC g * count / gpus_per_node (a NIC per GPU, or a GPU group per
+    // NIC); with k times more NICs than GPUs, GPU g has NICs k g .. k g + k - 1.
     nic.gpus.assign(nic.count, {});
     if (nic.count > gpus_per_node) {
-      count.fail("more NICs than GPUs needs an explicit 'gpus' mapping");
+      if (nic.count % gpus_per_node != 0) {
+        count.fail("more NICs than GPUs, not a multiple of them, needs an explicit 'gpus' mapping");
+      }
+      const int per_gpu = nic.count / gpus_per_node;
+      for (int i = 0; i < nic.count; ++i) nic.gpus[i].push_back(i / per_gpu);
+    } else {
+      for (int g = 0; g < gpus_per_node; ++g) nic.gpus[g * nic.count / gpus_per_node].push_back(g);
     }
-    for (int g = 0; g < gpus_per_node; ++g) nic.gpus[g * nic.count / gpus_per_node].push_back(g);
   }
   map.finish();
   return nic;
@@ -226,6 +242,13 @@ CollectiveTuning parse_collective_tuning(const ConfigNode& node) {
     tuning.p2p_nvlink_channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
   }
   if (auto v = map.optional("p2p_efficiency")) tuning.p2p_efficiency = v->fraction();
+  for (auto [name, field] : {std::pair{"ll_latency_scale", &tuning.ll_latency_scale},
+                             std::pair{"ll128_latency_scale", &tuning.ll128_latency_scale}}) {
+    if (auto v = map.optional(name)) {
+      *field = v->as_number();
+      if (!(*field > 0)) v->fail("must be positive, got " + v->as_string());
+    }
+  }
   if (auto env = map.optional("env")) {
     MapReader env_map(*env);
     for (const std::string& name : env_map.keys()) {

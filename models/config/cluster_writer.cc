@@ -106,6 +106,7 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
   if (c.nic.count > 0) {
     w.begin("nic");
     w.key("nic", "count", c.nic.count);
+    w.key("nic", "transport", std::string(net_transport_name(c.nic.transport)));
     w.key("nic", "bandwidth", bandwidth(c.nic.link.bandwidth_bytes_per_s));
     w.key("nic", "latency", duration(c.nic.link.latency));
     w.key("nic", "efficiency", c.nic.link.efficiency);
@@ -175,6 +176,8 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.key("collectives", "nvlink_latency_scale", t.nvlink_latency_scale);
     w.key("collectives", "pcie_latency_scale", t.pcie_latency_scale);
     w.key("collectives", "network_latency_scale", t.network_latency_scale);
+    w.key("collectives", "ll_latency_scale", t.ll_latency_scale);
+    w.key("collectives", "ll128_latency_scale", t.ll128_latency_scale);
     w.key("collectives", "p2p_channel_bandwidth", bandwidth(t.p2p_channel_bandwidth));
     w.key("collectives", "p2p_nvlink_channel_bandwidth",
           bandwidth(t.p2p_nvlink_channel_bandwidth));

@@ -31,6 +31,10 @@ CaseLog parse_log(const ConfigNode& node) {
     }
     env_map.finish();
   }
+  if (auto op = map.optional("op")) {
+    log.op = parse_collective(op->as_string());
+    if (!log.op) op->fail("unknown collective '" + op->as_string() + "'");
+  }
   if (auto n = map.optional("nodes")) log.nodes = static_cast<int>(n->positive_integer());
   if (auto g = map.optional("gpus_per_node")) {
     log.gpus_per_node = static_cast<int>(g->positive_integer());
@@ -79,6 +83,14 @@ ValidationCase load_validation_case(const std::string& path) {
   c.name = map.required("name").as_string();
   if (auto d = map.optional("description")) c.description = d->as_string();
   c.cluster = map.required("cluster").as_string();
+  if (auto set = map.optional("set")) {
+    MapReader set_map(*set);
+    for (const std::string& key : set_map.keys()) {
+      c.set.emplace_back(key, set_map.required(key).as_yaml());
+    }
+    set_map.finish();
+  }
+  if (auto t = map.optional("tier")) c.tier = t->as_string();
   c.fit = parse_logs(map.required("fit"));
   if (auto check = map.optional("check")) c.check = parse_logs(*check);
   if (auto m = map.optional("min_size")) c.min_bytes = m->nonnegative_quantity(Dimension::kBytes);

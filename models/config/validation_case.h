@@ -21,7 +21,8 @@ struct CaseLog {
   // Nodes and GPUs per node, for logs that list no ranks (0: from the log's device list).
   int nodes = 0;
   int gpus_per_node = 0;
-  int line = 0;  // where the case names it
+  std::optional<CollectiveOp> op;  // for logs that do not say which collective they are
+  int line = 0;                     // where the case names it
 };
 
 struct ValidationCase {
@@ -29,11 +30,16 @@ struct ValidationCase {
   std::string name;
   std::string description;
   std::string cluster;
+  // Keys of the cluster file changed for this system ("nic.count" -> "32"), as --set does.
+  std::vector<std::pair<std::string, std::string>> set;
   std::vector<CaseLog> fit;
   std::vector<CaseLog> check;  // empty: the fit logs
   double min_bytes = 1024.0 * 1024.0;
   double max_mean_error = 0.10;
   double max_error = 0.25;
+  // Whether the system is one of those held to the tight leave-one-out bound (InfiniBand
+  // H100, A100, B200) or not: only informs reports.
+  std::string tier;
 };
 
 ValidationCase load_validation_case(const std::string& path);

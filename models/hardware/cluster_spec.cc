@@ -27,6 +27,32 @@ std::optional<GpuArch> parse_gpu_arch(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view net_transport_name(NetTransport transport) {
+  switch (transport) {
+    case NetTransport::kInfiniband:
+      return "infiniband";
+    case NetTransport::kRoce:
+      return "roce";
+    case NetTransport::kEfa:
+      return "efa";
+    case NetTransport::kTcpx:
+      return "tcpx";
+    case NetTransport::kTcpxo:
+      return "tcpxo";
+    case NetTransport::kSocket:
+      return "socket";
+  }
+  return "?";
+}
+
+std::optional<NetTransport> parse_net_transport(std::string_view name) {
+  for (const NetTransport t : {NetTransport::kInfiniband, NetTransport::kRoce, NetTransport::kEfa,
+                               NetTransport::kTcpx, NetTransport::kTcpxo, NetTransport::kSocket}) {
+    if (net_transport_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 std::optional<GpuArch> gpu_arch_of_model(std::string_view model) {
   auto has = [&](std::string_view part) { return model.find(part) != std::string_view::npos; };
   if (has("V100")) return GpuArch::kVolta;

@@ -83,8 +83,16 @@ struct IntraNodeSpec {
   int hosts = 1;
 };
 
+// How NCCL reaches the network: its InfiniBand verbs transport (InfiniBand, RoCE), or a network
+// plugin (AWS EFA through libfabric; Google's GPUDirect-TCPX and TCPXO over TCP), or sockets.
+// Systems on one transport share its per-hop network latency.
+enum class NetTransport { kInfiniband, kRoce, kEfa, kTcpx, kTcpxo, kSocket };
+std::string_view net_transport_name(NetTransport transport);
+std::optional<NetTransport> parse_net_transport(std::string_view name);
+
 struct NicSpec {
   int count = 0;                       // per node
+  NetTransport transport = NetTransport::kInfiniband;
   LinkClassSpec link;                  // NIC to the network, per direction
   LinkClassSpec gpu_link;              // GPU to its NIC (PCIe, GPUDirect RDMA)
   std::vector<std::vector<int>> gpus;  // per NIC: local GPU indices that send through it
