@@ -46,7 +46,10 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
   ++counters_.flows_started;
   if (bytes == 0.0 || router_.links(route).empty()) {
     // Nothing to share: transmitted at once (as an event, never inside the caller).
-    f.completion = sim_.schedule_in(0, [this, id] { transmitted(id); });
+    f.completion = sim_.schedule_in(latency_first_ ? router_.latency(route) : 0,
+                                    [this, id] { transmitted(id); });
+  } else if (latency_first_ && router_.latency(route) > 0) {
+    f.completion = sim_.schedule_in(router_.latency(route), [this, id] { activate(id); });
   } else {
     activate(id);
   }
@@ -123,7 +126,7 @@ void FlowNetwork::transmitted(FlowId id) {
   ++counters_.flows_completed;
   if (on_transmitted) on_transmitted();
   if (!on_arrived) return;
-  if (latency == 0) {
+  if (latency == 0 || latency_first_) {
     on_arrived();
   } else {
     sim_.schedule_in(latency, std::move(on_arrived));

@@ -80,6 +80,12 @@ class FlowNetwork {
   void set_solve_quantum(Time quantum) { solve_quantum_ = quantum; }
   Time solve_quantum() const { return solve_quantum_; }
 
+  // Latency first (SimGrid's semantics): a flow waits its route latency before it takes any
+  // bandwidth, and arrives when its last byte is transmitted. The default pays the latency after
+  // transmission. A lone flow takes latency + bytes / bottleneck either way; under contention the
+  // two differ by when the latency is paid. Set before starting flows.
+  void set_latency_first(bool on) { latency_first_ = on; }
+
   Router& router() { return router_; }
   const Topology& topology() const { return topology_; }
   const FlowNetworkCounters& counters() const { return counters_; }
@@ -133,6 +139,7 @@ class FlowNetwork {
   bool solve_pending_ = false;
   EventHandle solve_event_;
   Time solve_quantum_ = 0;
+  bool latency_first_ = false;
   std::uint64_t epoch_ = 0;
   // Scratch space reused by every solve.
   std::vector<FlowId> component_flows_;

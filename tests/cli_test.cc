@@ -263,7 +263,7 @@ TEST(CollectiveCliTest, TableHasTheColumnLayoutOfNcclTests) {
                 "/validation/nccl-tests/h100_10nodes_x1gpu_10ranks_nccl2.29.2_allcolls_xxrjun.log");
   const std::string real_row = data_lines(real).front();  // 33554432 bytes of all_reduce
   const Result r = run({"collective", "--op", "all_reduce", "--nodes", "10", "--gpus-per-node", "1",
-                        "-b", "32M", "-e", "64M", "-d", "double"});
+                        "-b", "32M", "-e", "64M", "-f", "2", "-d", "double"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto rows = data_lines(r.out);
   ASSERT_EQ(rows.size(), 2u);
@@ -278,18 +278,44 @@ TEST(CollectiveCliTest, TableHasTheColumnLayoutOfNcclTests) {
 }
 
 TEST(CollectiveCliTest, SizesCountsAndBusFactorsFollowNcclTests) {
-  // alltoall on 10 ranks of doubles: 32 MiB rounds down to 33554400 bytes, 4194300 elements, and
-  // busbw = algbw x 9/10.
+  // alltoall on 10 ranks of doubles: 32 MiB rounds down to 33554400 bytes, 419430 elements per
+  // peer (as the 10-node log prints), and busbw = algbw x 9/10.
   const Result r = run({"collective", "--op", "alltoall", "--nodes", "10", "--gpus-per-node", "1",
                         "-b", "32M", "-e", "32M", "-d", "double", "--format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   const auto& row = doc["rows"][0];
   EXPECT_EQ(row["size_bytes"], 33554400);
-  EXPECT_EQ(row["count"], 4194300);
+  EXPECT_EQ(row["count"], 419430);
   EXPECT_DOUBLE_EQ(row["busbw_gb_per_s"].get<double>(), row["algbw_gb_per_s"].get<double>() * 0.9);
   EXPECT_DOUBLE_EQ(row["algbw_gb_per_s"].get<double>(),
                    33554400 / (row["time_us"].get<double>() * 1e-6) / 1e9);
+}
+
+TEST(CollectiveCliTest, FlagsMeanWhatTheyMeanInNcclTests) {
+  // -f 1 (the default) adds -i per step: 1, 2, 3 MiB; -o names the reduction; -n, -w, -c and -g
+  // go into the header line nccl-tests prints; --output writes the file; sendrecv rows carry the
+  // reduction as nccl-tests prints them.
+  TempDir dir;
+  const std::string output = dir.file("pred.txt").string();
+  Result r = run({"collective", "--op", "all_reduce", "-b", "1M", "-e", "3M", "-i", "1M", "-o",
+                  "max", "-n", "50", "-w", "2", "-c", "0", "-g", "8", "--output", output});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = read_file(output);
+  const auto rows = data_lines(text);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].substr(0, 12), "     3145728");
+  EXPECT_NE(rows[0].find("   max  "), std::string::npos) << rows[0];
+  EXPECT_NE(text.find("# nThread 1 nGpus 8 minBytes 1048576 maxBytes 3145728 step: 1048576(bytes) "
+                      "warmup iters: 2 iters: 50 agg iters: 1 validation: 0 graph: 0"),
+            std::string::npos)
+      << text;
+  r = run({"collective", "--op", "sendrecv", "--nodes", "2", "-b", "1G", "-e", "1G", "-v"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(data_lines(r.out)[0].find("   sum  "), std::string::npos);
+  EXPECT_NE(data_lines(r.out)[0].find("# p2p/simple"), std::string::npos) << r.out;
+  EXPECT_EQ(run({"collective", "-o", "xor"}).status, 2);
+  EXPECT_EQ(run({"collective", "--env", "NCCL_ALGO=Bogus"}).status, 2);
 }
 
 TEST(CollectiveCliTest, FlowAndAnalyticAgreeOnOneNode) {
@@ -303,7 +329,7 @@ TEST(CollectiveCliTest, FlowAndAnalyticAgreeOnOneNode) {
 
 TEST(CollectiveCliTest, BadRequestsExitWithTwo) {
   EXPECT_EQ(run({"collective", "--op", "hypercube"}).status, 2);
-  EXPECT_EQ(run({"collective", "--algo", "nvls", "--nodes", "2"}).status, 2);  // NVLS is one node
+  EXPECT_EQ(run({"collective", "--algo", "nvls", "--nodes", "2"}).status, 2);  // NVLS: one node
   EXPECT_EQ(run({"collective", "-b", "1X"}).status, 2);
   EXPECT_EQ(run({"collective", "-b", "8M", "-e", "1M"}).status, 2);
   EXPECT_EQ(run({"collective", "--gpus-per-node", "9"}).status, 2);
@@ -364,7 +390,7 @@ TEST(CalibrateCliTest, WritesACalibratedClusterThatLoadsAndPredicts) {
 
 TEST(ValidateCliTest, RunsACaseAndReportsPass) {
   const Result r = run({"validate", "--summary", "--case",
-                        kSourceDir + "/validation/collectives/h100-ring-allreduce.yaml"});
+                        kSourceDir + "/validation/collectives/h100-b-together.yaml"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PASS"), std::string::npos);
   EXPECT_NE(r.out.find("1 case(s), 0 failed"), std::string::npos);

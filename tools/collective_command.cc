@@ -1,6 +1,7 @@
 // `trainsim collective`: predicts a collective's time over a size sweep and prints it in the exact
 // layout of nccl-tests (size, count, type, redop, root, time, algbw, busbw, #wrong, out-of-place
 // and in-place, "Avg bus bandwidth" footer), so a real log and a prediction can be diffed.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -33,6 +34,8 @@ constexpr DataType kTypes[] = {{"int8", 1},   {"uint8", 1},    {"int32", 4},  {"
                                {"int64", 8},  {"uint64", 8},   {"half", 2},   {"float", 4},
                                {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
 
+constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg", "mulsum"};
+
 po::options_description collective_options() {
   po::options_description o("options");
   // clang-format off
@@ -41,29 +44,51 @@ po::options_description collective_options() {
     ("cluster", po::value<std::string>()->default_value("configs/clusters/dgx-h100.yaml"),
      "cluster spec (YAML)")
     ("op", po::value<std::string>()->default_value("all_reduce"),
-     "all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce or sendrecv")
+     "all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce or sendrecv (the "
+     "nccl-tests binary names, all_reduce_perf, ..., work too)")
     ("nodes", po::value<int>()->default_value(1), "nodes taking part")
     ("gpus-per-node", po::value<int>(),
      "GPUs taking part per node (default: all); each keeps its own NICs, e.g. 1 for a "
      "one-GPU-per-node network test")
     ("minbytes,b", po::value<std::string>()->default_value("32M"),
-     "smallest size, nccl-tests style: bytes with optional K, M, G (powers of 1024)")
+     "smallest size, as nccl-tests: bytes with optional K, M, G (powers of 1024)")
     ("maxbytes,e", po::value<std::string>()->default_value("32M"), "largest size")
-    ("stepfactor,f", po::value<int>()->default_value(2), "multiply the size by this each step")
+    ("stepfactor,f", po::value<int>()->default_value(1),
+     "multiply the size by this each step; 1 (nccl-tests' default): add -i instead")
+    ("stepbytes,i", po::value<std::string>()->default_value("1M"),
+     "add this to the size each step when -f is 1")
+    ("iters,n", po::value<int>()->default_value(20),
+     "timed iterations (printed in the header: the model is deterministic)")
+    ("warmup_iters,w", po::value<int>()->default_value(5), "warm-up iterations (likewise)")
+    ("check,c", po::value<int>()->default_value(1),
+     "check results (printed in the header; no data is moved, so #wrong is N/A)")
     ("datatype,d", po::value<std::string>()->default_value("float"),
-     "element type: float, double, half, bfloat16, int8, int32, ...; sets count and rounding")
+     "element type: int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, "
+     "f8e4m3, f8e5m2; sets count and rounding")
+    ("op_reduction,o", po::value<std::string>()->default_value("sum"),
+     "reduction operation, as nccl-tests' -o: sum, prod, max, min, avg, mulsum (printed in the "
+     "redop column; all reduce alike here)")
     ("root,r", po::value<int>()->default_value(0), "root rank (broadcast, reduce)")
+    ("ngpus,g", po::value<int>()->default_value(1),
+     "GPUs each host thread drives, as nccl-tests' -g: one process launching 8 GPUs pays 8 "
+     "launches")
     ("algo", po::value<std::string>()->default_value("auto"),
-     "auto (fastest by the analytic model, per size), ring, tree, nvls, hierarchical, direct, "
-     "2d or p2p")
+     "auto (what NCCL's tuner picks per size), or as NCCL_ALGO would force it: ring, tree, nvls, "
+     "nvls_tree, collnet_direct, collnet_chain, pat; hierarchical (not NCCL's); alltoall: 2d "
+     "(PXN) or direct; sendrecv: p2p")
+    ("env", po::value<std::vector<std::string>>()->composing(),
+     "NAME=VALUE: an NCCL environment variable for the run (NCCL_ALGO, NCCL_PROTO, "
+     "NCCL_MIN_NCHANNELS, NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, ...), repeatable")
+    ("verbose,v", "add the algorithm and protocol of each size as a trailing comment on its row")
     ("threads", po::value<int>()->default_value(0),
      "worker threads for flow simulations, one size per task (0: all cores); the output does "
      "not depend on it")
     ("network", po::value<std::string>()->default_value("flow"),
-     "flow (every transfer a flow on the fabric) or analytic (alpha-beta, no contention)")
+     "flow (every transfer a flow on the fabric) or analytic (the same streams evaluated "
+     "without a simulation; equal when nothing else contends)")
     ("format", po::value<std::string>()->default_value("nccl-tests"),
      "nccl-tests (the table nccl-tests prints), csv or json")
-    ("output,o", po::value<std::string>(), "write the result to FILE instead of standard output");
+    ("output", po::value<std::string>(), "write the result to FILE instead of standard output");
   // clang-format on
   return o;
 }
@@ -126,15 +151,19 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   const po::options_description options = collective_options();
   const po::variables_map vm = parse_options(args, options, "collective");
   if (vm.count("help")) {
-    out << "usage: trainsim collective --cluster FILE --op OP --nodes N [--gpus-per-node G]\n"
-           "                           -b MIN -e MAX -f FACTOR [--algo ALGO] [--network "
-           "flow|analytic]\n\n"
-           "Predicts the time of a collective over a sweep of sizes on N nodes of the cluster and\n"
-           "prints it as nccl-tests does: sizes, counts and bus bandwidth follow nccl-tests'\n"
-           "conventions (busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather,\n"
-           "reduce_scatter and alltoall, 1 otherwise), so `diff` or a spreadsheet can put a real\n"
-           "log next to the prediction. The in-place columns repeat the out-of-place prediction;\n"
-           "#wrong is N/A (no data is moved).\n\n"
+    out << "usage: trainsim collective [--cluster FILE] [--op OP] [--nodes N] [--gpus-per-node G]\n"
+           "                           [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o REDOP]\n"
+           "                           [-r ROOT] [-g GPUS] [-n ITERS] [-w WARMUP] [-c CHECK]\n"
+           "                           [--algo ALGO] [--env NAME=VALUE]... [--verbose]\n"
+           "                           [--network flow|analytic] [--format F] [--output FILE]\n\n"
+           "Predicts a collective over a sweep of sizes on N nodes of the cluster, as NCCL runs it\n"
+           "(its channels, algorithms, protocols and tuner's choice per size), and prints it as\n"
+           "nccl-tests does: the flags mean what they mean in nccl-tests, and sizes, counts, redop\n"
+           "and bus bandwidth follow its conventions (busbw = algbw x 2(n-1)/n for all_reduce,\n"
+           "(n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise), so a real log and a\n"
+           "prediction line up row by row under `diff`. The in-place columns repeat the\n"
+           "out-of-place prediction; #wrong is N/A (no data is moved). A comment after the table\n"
+           "names the algorithm and protocol per size (--verbose: on every row).\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
@@ -159,15 +188,34 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   for (const DataType& t : kTypes) {
     if (type_name == t.name) type = &t;
   }
-  if (!type) throw UsageError("--datatype: unknown type '" + type_name + "'");
+  if (!type) throw UsageError("-d: unknown type '" + type_name + "'");
+  const std::string redop = vm["op_reduction"].as<std::string>();
+  if (std::find(std::begin(kRedops), std::end(kRedops), redop) == std::end(kRedops)) {
+    throw UsageError("-o: unknown reduction '" + redop + "' (sum, prod, max, min, avg, mulsum)");
+  }
   const long long min_bytes = parse_size("-b", vm["minbytes"].as<std::string>());
   const long long max_bytes = parse_size("-e", vm["maxbytes"].as<std::string>());
+  const long long step_bytes = parse_size("-i", vm["stepbytes"].as<std::string>());
   const int factor = vm["stepfactor"].as<int>();
   if (max_bytes < min_bytes) throw UsageError("-e must not be smaller than -b");
-  if (factor < 2) throw UsageError("-f must be at least 2");
+  if (factor < 1) throw UsageError("-f must be at least 1");
+  const int iters = vm["iters"].as<int>();
+  const int warmup = vm["warmup_iters"].as<int>();
+  const int check = vm["check"].as<int>();
+  const int gpus_per_thread = vm["ngpus"].as<int>();
+  if (iters < 1 || warmup < 0 || check < 0) throw UsageError("-n, -w and -c must be >= 1, 0, 0");
 
-  const models::ClusterSpec base =
+  models::ClusterSpec base =
       models::load_cluster_spec(resolve_config_path(vm["cluster"].as<std::string>()));
+  if (vm.count("env")) {
+    for (const std::string& item : vm["env"].as<std::vector<std::string>>()) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--env " + item + ": NAME=VALUE");
+      const std::string error =
+          models::apply_nccl_env(base.collectives, item.substr(0, eq), item.substr(eq + 1));
+      if (!error.empty()) throw UsageError("--env " + item + ": " + error);
+    }
+  }
   const int nodes = vm["nodes"].as<int>();
   if (nodes < 1 || nodes > base.nodes) {
     throw UsageError("--nodes " + std::to_string(nodes) + ": cluster '" + base.name + "' has " +
@@ -179,6 +227,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   }
   const models::ClusterSpec cluster = models::restrict_gpus_per_node(base, gpus);
   const int ranks = nodes * gpus;
+  if (gpus_per_thread < 1 || gpus_per_thread > gpus) {
+    throw UsageError("-g must be between 1 and the GPUs per node (" + std::to_string(gpus) + ")");
+  }
   const int root = vm["root"].as<int>();
   if (root < 0 || root >= ranks)
     throw UsageError("--root must be a rank below " + std::to_string(ranks));
@@ -204,7 +255,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   {
     Router router(topology.topology);
     models::AnalyticCache cache;
-    for (long long requested = min_bytes; requested <= max_bytes; requested *= factor) {
+    // nccl-tests: multiply by -f when it is above 1, else add -i.
+    for (long long requested = min_bytes; requested <= max_bytes;
+         requested = factor > 1 ? requested * factor : requested + step_bytes) {
       Row row;
       row.size = models::nccl_tests_size(*op, requested, type->bytes, ranks);
       row.count = models::nccl_tests_count(*op, row.size, type->bytes, ranks);
@@ -213,12 +266,14 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
       request.op = *op;
       request.bytes = bytes;
       request.root = root;
+      request.gpus_per_thread = gpus_per_thread;
       models::PickedAlgorithm picked;
       if (forced) {
         request.algorithm = *forced;
         picked = models::pick_protocol(router, cluster, topology, request, &cache);
       } else {
-        picked = models::pick_algorithm(router, cluster, topology, *op, bytes, &cache);
+        picked = models::pick_algorithm(router, cluster, topology, *op, bytes, &cache,
+                                        gpus_per_thread);
       }
       row.algorithm = request.algorithm = picked.algorithm;
       row.protocol = picked.protocol;
@@ -226,7 +281,8 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
       row.time = picked.analytic_time;
       rows.push_back(row);
       requests.push_back(request);
-      if (requested > max_bytes / factor) break;
+      if (factor > 1 && requested > max_bytes / factor) break;
+      if (rows.size() > 100000) throw UsageError("more than 100000 sizes: raise -i or -f");
     }
   }
   if (network == "flow") {
@@ -253,7 +309,7 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
 
   std::ostringstream text;
   const std::string op_name(models::collective_name(*op));
-  const bool reduction = models::has_reduction(*op);
+  const std::string printed_redop = models::has_reduction(*op) ? redop : "none";
   const int printed_root = models::has_root(*op) ? root : -1;
   double busbw_sum = 0.0;
   for (const Row& r : rows) busbw_sum += 2 * r.busbw;
@@ -262,12 +318,14 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     text << "# trainsim " << kTrainsimVersion
          << " prediction in nccl-tests format (no GPU was used)\n"
          << "# cluster " << cluster.name << " (" << cluster.source_file << "), " << nodes
-         << " node(s) x " << gpus << " GPU(s), network model " << network << ", algorithm "
-         << algo_name << "\n"
+         << " node(s) x " << gpus << " GPU(s), NCCL "
+         << models::nccl_version_name(cluster.collectives.nccl_version) << ", network model "
+         << network << ", algorithm " << algo_name << "\n"
          << "# Collective test starting: " << op_name << "_perf\n"
-         << "# nThread 1 nGpus 1 minBytes " << min_bytes << " maxBytes " << max_bytes
-         << " step: " << factor
-         << "(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n"
+         << "# nThread 1 nGpus " << gpus_per_thread << " minBytes " << min_bytes << " maxBytes "
+         << max_bytes << " step: " << (factor > 1 ? factor : step_bytes)
+         << (factor > 1 ? "(factor)" : "(bytes)") << " warmup iters: " << warmup
+         << " iters: " << iters << " agg iters: 1 validation: " << check << " graph: 0\n"
          << "#\n# Using devices\n";
     char line[256];
     for (int r = 0; r < ranks; ++r) {
@@ -287,10 +345,12 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     for (const Row& r : rows) {
       const std::string t = time_field(to_microseconds(r.time));
       std::snprintf(line, sizeof line,
-                    "%12lld  %12lld  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n",
-                    r.size, r.count, type->name, reduction ? "sum" : "none", printed_root,
-                    t.c_str(), r.algbw, r.busbw, "N/A", t.c_str(), r.algbw, r.busbw, "N/A");
+                    "%12lld  %12lld  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s",
+                    r.size, r.count, type->name, printed_redop.c_str(), printed_root, t.c_str(),
+                    r.algbw, r.busbw, "N/A", t.c_str(), r.algbw, r.busbw, "N/A");
       text << line;
+      if (vm.count("verbose")) text << "  # " << r.label();
+      text << "\n";
     }
     std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n", avg_busbw);
     text << "# Out of bounds values : 0 OK\n" << line << "#\n";
@@ -305,12 +365,15 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     }
     text << "\n# Collective test concluded: " << op_name << "_perf\n";
   } else if (format == "csv") {
-    text << "size_bytes,count,type,redop,root,time_us,algbw_gb_per_s,busbw_gb_per_s,algorithm\n";
+    text << "size_bytes,count,type,redop,root,time_us,algbw_gb_per_s,busbw_gb_per_s,algorithm,"
+            "protocol\n";
     for (const Row& r : rows) {
       char line[256];
-      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s\n", r.size, r.count,
-                    type->name, reduction ? "sum" : "none", printed_root, to_microseconds(r.time),
-                    r.algbw, r.busbw, std::string(models::algorithm_name(r.algorithm)).c_str());
+      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s,%s\n", r.size,
+                    r.count, type->name, printed_redop.c_str(), printed_root,
+                    to_microseconds(r.time), r.algbw, r.busbw,
+                    std::string(models::algorithm_name(r.algorithm)).c_str(),
+                    std::string(models::protocol_name(r.protocol)).c_str());
       text << line;
     }
   } else {
@@ -321,6 +384,7 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     doc["nodes"] = nodes;
     doc["gpus_per_node"] = gpus;
     doc["ranks"] = ranks;
+    doc["nccl_version"] = models::nccl_version_name(cluster.collectives.nccl_version);
     doc["network_model"] = network;
     doc["avg_busbw_gb_per_s"] = avg_busbw;
     auto& out_rows = doc["rows"] = nlohmann::ordered_json::array();

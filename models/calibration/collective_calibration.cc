@@ -554,7 +554,8 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
                           params[j].key.c_str(),
                           params[j].system >= 0
                               ? (" of " + systems[params[j].system].cluster.name).c_str()
-                              : "",
+                          : params[j].group.empty() ? ""
+                                                    : (" of " + params[j].group).c_str(),
                           pulls[a].source.c_str(), pulls[a].value, pulls[a].sigma,
                           pulls[b].source.c_str(), pulls[b].value, pulls[b].sigma);
             out.warnings.push_back({line});

@@ -91,34 +91,26 @@ TEST(CollectiveCalibrationTest, RecoversLinkEfficienciesAndLatenciesFromSyntheti
 }
 
 TEST(CollectiveCalibrationTest, JointFitSharesConstantsAndWarnsOnConflictingLogs) {
-  // Two systems share the latency constants; each has its own NIC. A third log of system B,
-  // made with another NIC efficiency, pulls B's NIC apart from B's first log.
+  // Two systems with the same NICs (one hardware class) share its efficiency and the network's
+  // latency. A log of system b made with another NIC efficiency pulls the class apart.
   ClusterSpec a = node_of_8();
-  a.name = "a";
   a.nic.link.efficiency = 0.75;
   a.collectives.network_latency_scale = 1.5;
-  ClusterSpec b = node_of_8();
-  b.name = "b";
+  ClusterSpec b = a;
   b.nic.link.efficiency = 0.6;
-  b.collectives.network_latency_scale = 1.5;
-  ClusterSpec b_other = b;
-  b_other.nic.link.efficiency = 0.9;
-  MeasuredRun b2 = synthetic_run(b_other, 3, 1);
+  MeasuredRun b2 = synthetic_run(b, 3, 1);
   b2.source = "b_other_log";
-  const std::vector<SystemRuns> systems = {
-      {node_of_8(), {synthetic_run(a, 4, 1)}},
-      {node_of_8(), {synthetic_run(b, 2, 1), b2}},
-  };
-  std::vector<SystemRuns> named = systems;
-  named[0].cluster.name = "a";
-  named[1].cluster.name = "b";
-  const JointCalibration joint = calibrate_jointly(named);
-  EXPECT_NEAR(joint.clusters[0].nic.link.efficiency, 0.75, 0.75 * 0.02);
-  EXPECT_NEAR(joint.clusters[0].collectives.network_latency_scale,
-              joint.clusters[1].collectives.network_latency_scale, 1e-12);
+  std::vector<SystemRuns> systems = {{node_of_8(), {synthetic_run(a, 4, 1)}},
+                                     {node_of_8(), {synthetic_run(a, 2, 1), b2}}};
+  systems[0].cluster.name = "a";
+  systems[1].cluster.name = "b";
+  const JointCalibration joint = calibrate_jointly(systems);
+  EXPECT_DOUBLE_EQ(joint.clusters[0].nic.link.efficiency, joint.clusters[1].nic.link.efficiency);
+  EXPECT_DOUBLE_EQ(joint.clusters[0].collectives.network_latency_scale,
+                   joint.clusters[1].collectives.network_latency_scale);
   bool warned = false;
   for (const CalibrationWarning& w : joint.warnings) {
-    warned |= w.message.find("nic.efficiency of b") != std::string::npos &&
+    warned |= w.message.find("nic.efficiency of infiniband 400G") != std::string::npos &&
               w.message.find("b_other_log") != std::string::npos;
   }
   EXPECT_TRUE(warned);

@@ -67,7 +67,8 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks) {
 
 long long nccl_tests_count(CollectiveOp op, long long size_bytes, int type_bytes, int ranks) {
   const long long elements = size_bytes / type_bytes;
-  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) {
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+      op == CollectiveOp::kAllToAll) {
     return elements / ranks;
   }
   return elements;
@@ -83,8 +84,13 @@ long long nccl_tests_size(CollectiveOp op, long long requested_bytes, int type_b
 }
 
 bool has_reduction(CollectiveOp op) {
+  // sendrecv_perf labels its rows with the operator too, though it reduces nothing.
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
-         op == CollectiveOp::kReduce;
+         op == CollectiveOp::kReduce || op == CollectiveOp::kSendRecv;
+}
+
+bool has_in_place_check(CollectiveOp op) {
+  return op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv;
 }
 
 bool has_root(CollectiveOp op) {

@@ -30,15 +30,19 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks);
 // nccl-tests' `size` is the larger of the send and receive buffer of one rank (the whole gathered
 // buffer for all-gather and reduce-scatter, the whole send buffer for all-to-all). These give the
 // element count it prints, for elements of `type_bytes` each: size / type_bytes, except that
-// all-gather and reduce-scatter print the per-rank count (size / type_bytes / n).
+// all-gather and reduce-scatter print the per-rank count and all-to-all the per-peer count
+// (size / type_bytes / n).
 long long nccl_tests_count(CollectiveOp op, long long size_bytes, int type_bytes, int ranks);
 
 // nccl-tests rounds each size down so the per-rank count divides evenly: to a multiple of
 // n x type_bytes for all-gather, reduce-scatter and all-to-all, of type_bytes otherwise.
 long long nccl_tests_size(CollectiveOp op, long long requested_bytes, int type_bytes, int ranks);
 
-// Whether nccl-tests prints a reduction operator ("sum") and a root for the operation.
+// Whether nccl-tests prints a reduction operator ("sum") and a root for the operation
+// (sendrecv prints one too), and whether its in-place run is checked (all-to-all and sendrecv
+// print N/A in the in-place #wrong column).
 bool has_reduction(CollectiveOp op);
+bool has_in_place_check(CollectiveOp op);
 bool has_root(CollectiveOp op);
 
 }  // namespace trainsim::models

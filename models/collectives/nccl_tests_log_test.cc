@@ -171,9 +171,15 @@ TEST(NcclTestsLogTest, CollectiveNamesAndBusFactors) {
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::kAllGather, 10), 0.9);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::kSendRecv, 16), 1.0);
   // nccl-tests rounds alltoall sizes to a multiple of n x type size: 32 MiB over 10 ranks of
-  // doubles gives 33554400 bytes (as the 10-node log prints), 4194300 elements.
+  // doubles gives 33554400 bytes, and prints the count per peer, 419430 (as the 10-node log
+  // does); all-gather prints the per-rank count; sendrecv the whole buffer, 4194304 doubles.
   EXPECT_EQ(nccl_tests_size(CollectiveOp::kAllToAll, 33554432, 8, 10), 33554400);
+  EXPECT_EQ(nccl_tests_count(CollectiveOp::kAllToAll, 33554400, 8, 10), 419430);
   EXPECT_EQ(nccl_tests_count(CollectiveOp::kAllGather, 33554400, 8, 10), 419430);
+  EXPECT_EQ(nccl_tests_count(CollectiveOp::kSendRecv, 33554432, 8, 10), 4194304);
+  EXPECT_TRUE(has_reduction(CollectiveOp::kSendRecv));  // it prints "sum"
+  EXPECT_FALSE(has_reduction(CollectiveOp::kAllToAll));
+  EXPECT_FALSE(has_in_place_check(CollectiveOp::kAllToAll));
 }
 
 }  // namespace

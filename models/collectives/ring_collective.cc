@@ -74,7 +74,12 @@ void RingCollective::start_sending(int participant) {
     return;
   }
   for (std::size_t c = 0; c < positions_.size(); ++c) {
-    try_send(static_cast<int>(c), position_of_[participant][c]);
+    const int at = position_of_[participant][c];
+    try_send(static_cast<int>(c), at);
+    if (schedule_.rendezvous) {
+      const int n = static_cast<int>(positions_[c].size());
+      try_send(static_cast<int>(c), (at - 1 + n) % n);
+    }
   }
 }
 
@@ -83,6 +88,13 @@ void RingCollective::try_send(int channel, int position) {
   if (!joined_[pos.participant] || pos.sending || pos.sent == schedule_.steps ||
       pos.received < pos.sent) {
     return;
+  }
+  if (schedule_.rendezvous) {
+    // The transfer of step k starts once the receiver has started step k too (posted its
+    // receive: its own step k-1 sent and received).
+    const int n = static_cast<int>(positions_[channel].size());
+    const Position& next = positions_[channel][(position + 1) % n];
+    if (!joined_[next.participant] || next.sent < pos.sent || next.received < pos.sent) return;
   }
   pos.sending = true;
   network_.start(
@@ -100,14 +112,21 @@ void RingCollective::on_transmitted(int channel, int position) {
 }
 
 void RingCollective::on_arrived(int channel, int position) {
-  const int next = (position + 1) % static_cast<int>(positions_[channel].size());
+  const int n = static_cast<int>(positions_[channel].size());
+  const int next = (position + 1) % n;
   if (schedule_.rendezvous) {
     Position& pos = positions_[channel][position];
     pos.sending = false;
     ++pos.sent;
   }
   ++positions_[channel][next].received;
-  if (schedule_.rendezvous) position_progressed(channel, position);
+  if (schedule_.rendezvous) {
+    // Both ends progressed; so may the neighbours waiting for them to post.
+    position_progressed(channel, position);
+    position_progressed(channel, next);
+    try_send(channel, (position - 1 + n) % n);
+    return;
+  }
   position_progressed(channel, next);
 }
 
@@ -167,14 +186,21 @@ Time ring_finish(const std::vector<Time>& transmit, const std::vector<Hop>& hops
   const std::size_t p = hops.size();
   std::vector<Time> start(p, 0);
   std::vector<Time> arrive(p, 0);
+  std::vector<Time> delivered(p, 0);
   for (int k = 0; k < steps; ++k) {
+    if (rendezvous) {
+      // Step k's transfer i -> i+1 starts when both ends have started step k; a position starts
+      // step k+1 once its send and its receive of step k are delivered.
+      for (std::size_t i = 0; i < p; ++i) {
+        delivered[i] = std::max(start[i], start[(i + 1) % p]) + transmit[i] + hops[i].latency;
+      }
+      for (std::size_t i = 0; i < p; ++i) start[i] = std::max(delivered[i], delivered[(i + p - 1) % p]);
+      continue;
+    }
     for (std::size_t i = 0; i + 1 < p; ++i)
       arrive[i + 1] = start[i] + transmit[i] + hops[i].latency;
     arrive[0] = start[p - 1] + transmit[p - 1] + hops[p - 1].latency;
-    for (std::size_t i = 0; i < p; ++i) {
-      const Time sent = start[i] + transmit[i] + (rendezvous ? hops[i].latency : 0);
-      start[i] = std::max(sent, arrive[i]);
-    }
+    for (std::size_t i = 0; i < p; ++i) start[i] = std::max(start[i] + transmit[i], arrive[i]);
   }
   Time finish = 0;
   for (std::size_t i = 0; i < p; ++i) finish = std::max(finish, std::max(start[i], arrive[i]));
