@@ -243,6 +243,7 @@ struct Exercised {
   bool p2p = false;       // point-to-point operations
   bool p2p_net = false;   // ... across nodes
   bool launch = false;    // small messages (launch cost visible)
+  bool nvls = false;      // NVLS or NVLSTree may run (the hardware has it)
 };
 
 Exercised exercised(const SystemRuns& s) {
@@ -250,6 +251,10 @@ Exercised exercised(const SystemRuns& s) {
   for (const MeasuredRun& m : s.runs) {
     const RunShape shape = run_shape(m, s.cluster);
     e.inside |= shape.gpus_per_node > 1;
+    e.nvls |= shape.gpus_per_node > 1 && s.cluster.intra_node.nvls &&
+              s.cluster.gpu.architecture >= GpuArch::kHopper &&
+              (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
+               m.run.op == CollectiveOp::kReduceScatter);
     e.pcie |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric == IntraNodeFabric::kPcie;
     e.across |= shape.nodes > 1;
     const bool p2p = m.run.op == CollectiveOp::kAllToAll || m.run.op == CollectiveOp::kSendRecv;
@@ -289,6 +294,14 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
       "intra_node.gpu_link.efficiency", nvlink_class, [](const Exercised& e) { return e.inside; },
       [](const ClusterSpec& c) { return c.intra_node.gpu_link.efficiency; },
       [](ClusterSpec& c, double v) { c.intra_node.gpu_link.efficiency = v; });
+  add_class(
+      "intra_node.nvls_efficiency", nvlink_class,
+      [](const Exercised& e) { return e.nvls; },
+      [](const ClusterSpec& c) {
+        if (c.intra_node.nvls_efficiency > 0) return c.intra_node.nvls_efficiency;
+        return c.gpu.architecture == GpuArch::kBlackwell ? 0.74 : 0.85;  // NCCL's (tuning.cc)
+      },
+      [](ClusterSpec& c, double v) { c.intra_node.nvls_efficiency = v; });
   add_class(
       "nic.efficiency", nic_class, [](const Exercised& e) { return e.across; },
       [](const ClusterSpec& c) { return c.nic.link.efficiency; },

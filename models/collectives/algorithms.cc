@@ -177,6 +177,11 @@ struct Lowering {
   int ranks() const { return topo.gpu_count(); }
   PathBuilder path() { return PathBuilder{router, topo, {}}; }
   NcclBandwidthCaps caps() const { return nccl_bandwidth_caps(comm); }
+  double nvls_efficiency() const {
+    if (cluster.intra_node.nvls_efficiency > 0) return cluster.intra_node.nvls_efficiency;
+    const double nccl = caps().nvls_efficiency;
+    return nccl > 0 ? nccl : 1.0;
+  }
 
   void add(int stage, PathBuilder&& p, double bytes_per_byte, double cap) {
     if (static_cast<int>(out.stages.size()) <= stage) out.stages.resize(stage + 1);
@@ -287,7 +292,7 @@ struct Lowering {
 
   void nvls() {
     const double gg = g();
-    const double eff = caps().nvls_efficiency > 0 ? caps().nvls_efficiency : 1.0;
+    const double eff = nvls_efficiency();
     switch (request.op) {
       case CollectiveOp::kAllReduce:
         nvls_intra((gg + 1) / gg, (gg + 1) / gg, eff);
@@ -331,7 +336,7 @@ struct Lowering {
     const int n = ranks();
     const double gg = g();
     const NcclBandwidthCaps k = caps();
-    const double eff = k.nvls_efficiency > 0 ? k.nvls_efficiency : 1.0;
+    const double eff = nvls_efficiency();
     nvls_intra((gg + 1) / gg, (gg + 1) / gg, eff);
     const int heads = std::max(1, comm.nvls_graph.channels);
     const int nics = static_cast<int>(topo.nic_send_vertices[0].size());

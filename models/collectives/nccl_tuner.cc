@@ -174,8 +174,8 @@ NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
       return n;
     });
   }
-  // Duplication (ncclTopoDupChannels), then, on Hopper and later across nodes, four compute
-  // channels per search channel for fast rings.
+  // Duplication (ncclTopoDupChannels), then, on Hopper and later across nodes with fewer than 8
+  // GPUs per node, four compute channels per search channel for fast rings.
   auto dup = [](NcclGraph& graph, int max) {
     const int n = std::min(graph.channels * 2, max);
     const int factor = (n + graph.channels - 1) / graph.channels;
@@ -187,7 +187,8 @@ NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
       !(c.arch >= GpuArch::kHopper && c.ring.bw_intra < 50.0 && c.ring.channels > 4)) {
     dup(c.ring, kMaxSearchChannels);
   }
-  if (c.arch >= GpuArch::kHopper && multi && c.ring.bw_intra > 45.0 && c.ring.channels < 16) {
+  if (c.arch >= GpuArch::kHopper && multi && g < 8 && c.ring.bw_intra > 45.0 &&
+      c.ring.channels < 16) {
     dup(c.ring, kMaxSearchChannels);
   }
   c.tree = c.ring;

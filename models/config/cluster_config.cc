@@ -86,6 +86,7 @@ IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
     if (switch_link) switch_link->fail("applies only to fabric: pcie");
     if (nvls) intra.nvls = nvls->as_bool();
     if (links) intra.nvlink_links = static_cast<int>(links->positive_integer());
+    if (auto e = map.optional("nvls_efficiency")) intra.nvls_efficiency = e->fraction();
     if (hosts) {
       intra.hosts = static_cast<int>(hosts->positive_integer());
       if (gpus_per_node % intra.hosts != 0) {

@@ -95,6 +95,9 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.key("intra_node", "nvlink_links", c.intra_node.nvlink_links);
   }
   if (nvswitch && c.intra_node.hosts > 1) w.key("intra_node", "hosts", c.intra_node.hosts);
+  if (nvswitch && c.intra_node.nvls_efficiency > 0) {
+    w.key("intra_node", "nvls_efficiency", c.intra_node.nvls_efficiency);
+  }
   w.link("intra_node", "gpu_link", c.intra_node.gpu_link);
   if (!nvswitch) {
     w.key("intra_node", "pcie_switches", c.intra_node.pcie_switches);

@@ -78,6 +78,9 @@ struct IntraNodeSpec {
   bool nvls = false;
   // NVLinks per GPU (NVSwitch); 0: gpu_link bandwidth / the generation's per-link rate.
   int nvlink_links = 0;
+  // Fraction of the GPU link's achieved bandwidth that in-switch reduction (NVLS) reaches;
+  // 0: NCCL's figure for the generation (0.85 Hopper, 0.74 Blackwell).
+  double nvls_efficiency = 0.0;
   // Hosts one NVLink domain spans (a multi-node NVLink rack, e.g. 18 trays of an NVL72): the
   // cluster's "node" is then the whole domain, and nccl-tests logs list this many hosts per node.
   int hosts = 1;
