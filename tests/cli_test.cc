@@ -973,15 +973,25 @@ TEST(PlanTest, DeadlineUsesTimeToQuality) {
   Result r = run({"plan", "--job", job, "--deadline", "1", "--network", "analytic"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("smallest: 1 node(s)"), std::string::npos) << r.out;
-  // Strong scaling of a job whose all-to-alls grow with the nodes: time-to-quality does not fall
-  // steadily with nodes, so scan. The answer must meet the deadline, and no smaller count may.
-  const auto doc = predict_json({"--job", job, "--nodes", "1-8", "--scaling", "strong"});
+  // Strong scaling with a convergence curve given on the command line: the answer must meet the
+  // deadline, and no smaller count may (--scan tries every count).
+  const std::string foundation = kSourceDir + "/configs/jobs/foundation-optimized.yaml";
+  const std::vector<std::string> curve = {
+      "--set", "model.convergence.metric=AUC", "--set", "model.convergence.critical_batch=262144",
+      "--set", "model.convergence.curve=[{quality: 0.8, examples: 2.1e8}]", "--set",
+      "model.convergence.target=0.8"};
+  std::vector<std::string> args = {"--job", foundation, "--nodes", "1-8", "--scaling", "strong"};
+  args.insert(args.end(), curve.begin(), curve.end());
+  const auto doc = predict_json(args);
   std::vector<double> ttq;
   for (const auto& p : doc["points"]) ttq.push_back(p["time_to_quality_s"].get<double>() / 3600);
   const double deadline = (*std::min_element(ttq.begin(), ttq.end()) + ttq[0]) / 2;
   ASSERT_LT(deadline, ttq[0]);  // one node misses it
-  r = run({"plan", "--job", job, "--deadline", std::to_string(deadline), "--network", "analytic",
-           "--max-nodes", "8", "--scan", "--scaling", "strong"});
+  std::vector<std::string> plan = {"plan", "--job", foundation, "--deadline",
+                                   std::to_string(deadline), "--network", "analytic",
+                                   "--max-nodes", "8", "--scan", "--scaling", "strong"};
+  plan.insert(plan.end(), curve.begin(), curve.end());
+  r = run(plan);
   ASSERT_EQ(r.status, 0) << r.err;
   int smallest = 0;
   for (const std::string& line : lines_of(r.out)) {

@@ -555,25 +555,24 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
           pulls.push_back({source, value, sigma});
         }
       }
-      for (std::size_t a = 0; a < pulls.size(); ++a) {
-        for (std::size_t b = a + 1; b < pulls.size(); ++b) {
-          const double diff = std::abs(pulls[a].value - pulls[b].value);
-          const double combined = std::hypot(pulls[a].sigma, pulls[b].sigma);
-          const double scale = std::max(std::abs(pulls[a].value), std::abs(pulls[b].value));
-          if (diff > 3 * combined && diff > 0.05 * scale) {
-            char line[512];
-            std::snprintf(line, sizeof line,
-                          "%s%s: %s alone gives %.4g +- %.2g, %s alone %.4g +- %.2g",
-                          params[j].key.c_str(),
-                          params[j].system >= 0
-                              ? (" of " + systems[params[j].system].cluster.name).c_str()
-                          : params[j].group.empty() ? ""
-                                                    : (" of " + params[j].group).c_str(),
-                          pulls[a].source.c_str(), pulls[a].value, pulls[a].sigma,
-                          pulls[b].source.c_str(), pulls[b].value, pulls[b].sigma);
-            out.warnings.push_back({line});
-          }
-        }
+      // One warning per parameter: the two logs furthest apart, if they disagree.
+      if (pulls.size() < 2) continue;
+      const auto [lo, hi] = std::minmax_element(
+          pulls.begin(), pulls.end(), [](const Pull& x, const Pull& y) { return x.value < y.value; });
+      const double diff = hi->value - lo->value;
+      const double combined = std::hypot(lo->sigma, hi->sigma);
+      if (diff > 3 * combined && diff > 0.05 * std::max(std::abs(lo->value), std::abs(hi->value))) {
+        const std::string scope = params[j].system >= 0
+                                      ? " of " + systems[params[j].system].cluster.name
+                                  : params[j].group.empty() ? ""
+                                                            : " of " + params[j].group;
+        char line[768];
+        std::snprintf(line, sizeof line,
+                      "%s%s: %s alone gives %.4g +- %.2g, %s alone %.4g +- %.2g (%zu logs inform "
+                      "it)",
+                      params[j].key.c_str(), scope.c_str(), lo->source.c_str(), lo->value,
+                      lo->sigma, hi->source.c_str(), hi->value, hi->sigma, pulls.size());
+        out.warnings.push_back({line});
       }
     }
   }

@@ -219,9 +219,49 @@ NetworkSpec parse_network(const ConfigNode& node) {
   return net;
 }
 
-CollectiveTuning parse_collective_tuning(const ConfigNode& node) {
+}  // namespace
+
+// The collective constants a cluster file does not set: the joint fit over every log in
+// validation/ (`trainsim validate --leave-one-out` prints it, with uncertainties; the values are
+// rounded to the precision their uncertainty supports). The network's per-hop latency is the
+// transport's.
+CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
+  CollectiveTuning t;
+  t.launch_latency = 1800 * kNanosecond;  // +- 0.26 us
+  t.nvlink_latency_scale = 1.07;           // +- 0.14
+  t.ll_latency_scale = 1.64;               // +- 0.15
+  t.ll128_latency_scale = 1.43;            // +- 0.12
+  t.p2p_channel_bandwidth = 12.5e9;        // +- 0.6 GB/s
+  t.p2p_nvlink_channel_bandwidth = 19e9;   // +- 0.9 GB/s
+  t.p2p_efficiency = 0.90;                 // +- 0.03
+  switch (transport) {
+    case NetTransport::kInfiniband:
+      t.network_latency_scale = 1.74;  // +- 0.11, six logs of four H100 clusters and a B200 one
+      break;
+    case NetTransport::kRoce:
+      t.network_latency_scale = 4.4;  // +- 0.7, one log (V100, SR-IOV in Kubernetes)
+      break;
+    case NetTransport::kEfa:
+      t.network_latency_scale = 5.1;  // +- 0.5, AWS p4de and p5
+      break;
+    case NetTransport::kTcpx:
+      t.network_latency_scale = 38;  // +- 5, GCP A3 High
+      break;
+    case NetTransport::kTcpxo:
+      t.network_latency_scale = 8.1;  // +- 1.0, GKE A3 Mega
+      break;
+    case NetTransport::kSocket:
+      t.network_latency_scale = 38;  // as TCPX: no log of NCCL's own socket transport
+      break;
+  }
+  return t;
+}
+
+namespace {
+
+CollectiveTuning parse_collective_tuning(const ConfigNode& node, NetTransport transport) {
   MapReader map(node);
-  CollectiveTuning tuning;
+  CollectiveTuning tuning = calibrated_collective_defaults(transport);
   if (auto v = map.optional("nccl_version")) {
     const auto version = parse_nccl_version(v->as_string());
     if (!version) v->fail("must be an NCCL release such as 2.26 or 2.18.5, got '" + v->as_string() + "'");
@@ -296,8 +336,9 @@ ClusterSpec parse_cluster_spec(const ConfigNode& root) {
   const auto network = map.optional("network");
   if (nic) spec.nic = parse_nic(*nic, spec.gpus_per_node);
   if (network) spec.network = parse_network(*network);
+  spec.collectives = calibrated_collective_defaults(spec.nic.transport);
   if (auto collectives = map.optional("collectives")) {
-    spec.collectives = parse_collective_tuning(*collectives);
+    spec.collectives = parse_collective_tuning(*collectives, spec.nic.transport);
   }
   if (auto s = map.optional("storage")) spec.storage = parse_storage(*s);
   if (auto h = map.optional("host")) spec.host = parse_host(*h);

@@ -13,6 +13,9 @@ ClusterSpec load_cluster_spec(const std::string& path,
                               const std::vector<YamlSetting>& settings = {});
 ClusterSpec parse_cluster_spec(const ConfigNode& root);
 
+// The collective constants a cluster file leaves out: the joint fit over the logs in validation/.
+CollectiveTuning calibrated_collective_defaults(NetTransport transport);
+
 // A link class: {bandwidth, latency, efficiency (optional, default 1)}.
 LinkClassSpec parse_link_class(const ConfigNode& node);
 Dtype parse_dtype_node(const ConfigNode& node);

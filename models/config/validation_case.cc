@@ -96,6 +96,10 @@ ValidationCase load_validation_case(const std::string& path) {
   if (auto m = map.optional("min_size")) c.min_bytes = m->nonnegative_quantity(Dimension::kBytes);
   if (auto m = map.optional("max_mean_error")) c.max_mean_error = percent(*m);
   if (auto m = map.optional("max_error")) c.max_error = percent(*m);
+  c.leave_one_out_max_mean_error = c.max_mean_error;
+  if (auto m = map.optional("leave_one_out_max_mean_error")) {
+    c.leave_one_out_max_mean_error = percent(*m);
+  }
   map.finish();
   return c;
 }
