@@ -329,6 +329,11 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     for (const auto& [name, value] : env) header << "#   with " << name << "=" << value << "\n";
     if (!runs.empty()) {
       header << format("# rms log(predicted/measured time) error: %.4f\n", result.rms_log_error);
+      header << "# fitted (value +- standard uncertainty):\n";
+      for (const auto& p : result.parameters) {
+        header << "#   " << p.key << " = " << display(p.value, p.unit) << " +- "
+               << display(p.uncertainty, p.unit) << "\n";
+      }
     }
     for (const auto& e : models::summarize_errors(result.rows, min_bytes, true)) {
       header << "#   " << base_name(e.source) << " " << models::collective_name(*e.op)

@@ -23,8 +23,8 @@ usage: trainsim COMMAND [options]
 commands:
   predict    simulate training steps for several node counts and print throughput, speedup,
              efficiency and where the step time goes
-  collective predict a collective over a size sweep, printed like nccl-tests
-  calibrate  fit link and collective parameters to nccl-tests logs; write a calibrated cluster
+  collective predict a collective as NCCL runs it over a size sweep, printed like nccl-tests
+  calibrate  fit the physical constants to nccl-tests logs; write a calibrated cluster
   shard      rank sharding strategies for a recommender job; print the greedy planner's plan
   sweep      predict every point of a sweep file (axes of config keys, files, node counts)
              in parallel, or over MPI ranks; resumable CSV or JSON Lines
@@ -35,7 +35,7 @@ commands:
   check-claim
              check a reported speedup against the cluster, or two runs' throughput against
              their time-to-quality
-  validate   run the validation cases: predicted against measured, with enforced tolerances
+  validate   run the validation cases (--leave-one-out: each log predicted from the others)
 
 Run `trainsim COMMAND --help` for the options of a command.
 

@@ -303,6 +303,11 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
       },
       [](ClusterSpec& c, double v) { c.intra_node.nvls_efficiency = v; });
   add_class(
+      "collectives.p2p_nvlink_efficiency", nvlink_class,
+      [](const Exercised& e) { return e.p2p && e.inside; },
+      [](const ClusterSpec& c) { return c.collectives.p2p_nvlink_efficiency; },
+      [](ClusterSpec& c, double v) { c.collectives.p2p_nvlink_efficiency = v; });
+  add_class(
       "nic.efficiency", nic_class, [](const Exercised& e) { return e.across; },
       [](const ClusterSpec& c) { return c.nic.link.efficiency; },
       [](ClusterSpec& c, double v) { c.nic.link.efficiency = v; });
@@ -357,9 +362,10 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
                         s.collectives.p2p_nvlink_channel_bandwidth = v;
                       }});
   }
-  if (any.p2p) {
-    params.push_back({"collectives.p2p_efficiency", "", -1, "", {}, true, clamp_fraction(t.p2p_efficiency),
-                      [](ClusterSpec& s, double v) { s.collectives.p2p_efficiency = v; }});
+  if (any.p2p_net) {
+    params.push_back({"collectives.p2p_network_efficiency", "", -1, "", {}, true,
+                      clamp_fraction(t.p2p_network_efficiency),
+                      [](ClusterSpec& s, double v) { s.collectives.p2p_network_efficiency = v; }});
   }
   return params;
 }
@@ -602,7 +608,7 @@ std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems
         sources.push_back(m.source);
       }
     }
-    for (const std::string& source : sources) held.push_back({s, source, {}});
+    for (const std::string& source : sources) held.push_back({s, source, {}, {}});
   }
   tbb::parallel_for(std::size_t{0}, held.size(), [&](std::size_t i) {
     HeldOutLog& h = held[i];

@@ -529,7 +529,8 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
                                          bool pxn) {
   const int p = topology.gpu_count();
   const int g = topology.gpus_per_node;
-  const double eff = cluster.collectives.p2p_efficiency;
+  const double eff_intra = cluster.collectives.p2p_nvlink_efficiency;
+  const double eff_net = cluster.collectives.p2p_network_efficiency;
   const double channel_bw = cluster.collectives.p2p_channel_bandwidth;
   const double nvlink_channel_bw =
       comm.intra_nvlink ? cluster.collectives.p2p_nvlink_channel_bandwidth : FlowNetwork::kUncapped;
@@ -561,6 +562,7 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     for (int b = 0; b < p; ++b) {
       const std::size_t i = static_cast<std::size_t>(a) * p + b;
       if (flows[i] <= 0.0) continue;
+      const double eff = a / g == b / g ? eff_intra : eff_net;
       PlanTransfer t;
       t.from = topology.gpu_vertices[a];
       t.to = topology.gpu_vertices[b];

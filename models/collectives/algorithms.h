@@ -38,6 +38,10 @@
 namespace trainsim::models {
 
 struct CollectiveRequest {
+  CollectiveRequest() = default;
+  CollectiveRequest(CollectiveOp op, Algorithm algorithm, double bytes, int root = 0)
+      : op(op), algorithm(algorithm), bytes(bytes), root(root) {}
+
   CollectiveOp op = CollectiveOp::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
   double bytes = 0.0;

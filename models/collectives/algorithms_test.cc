@@ -2,6 +2,8 @@
 // against closed forms worked out by hand on uncontended fabrics.
 #include "models/collectives/algorithms.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "models/collectives/collective_plan.h"
@@ -151,6 +153,73 @@ TEST(AlgorithmsTest, RingAcrossNodesUsesEveryRail) {
   const ClusterSpec one_nic = cluster(4, 1);
   EXPECT_EQ(flow_time(one_nic, 2, r),
             base(one_nic, 2, r) + transfer_time(2 * 7.0 / 8 * s, 25e9));
+}
+
+TEST(AlgorithmsTest, RingsStayOnTheirRailsAndUseEveryNic) {
+  // 4 nodes x 8 GPUs, rail-optimised (NIC i of every node on rail leaf i, 4 nodes per leaf): no
+  // ring hop climbs to a spine. With 16 NICs (two per GPU) every NIC carries a ring.
+  for (const int nics : {8, 16}) {
+    ClusterSpec spec = cluster(8, nics);
+    spec.nic.gpus.assign(nics, {});
+    for (int i = 0; i < nics; ++i) spec.nic.gpus[i] = {i * 8 / nics};
+    spec.intra_node.gpu_link.bandwidth_bytes_per_s = 450e9;
+    spec.nic.gpu_link.bandwidth_bytes_per_s = 63e9;
+    spec.network.topology = NetworkTopology::kFatTree;
+    spec.network.rail_optimized = true;
+    spec.network.nodes_per_leaf = 4;
+    spec.network.spines = 2;
+    const ClusterTopology topology = build_cluster_topology(spec, 4);
+    Router router(topology.topology);
+    const NcclComm comm = make_nccl_comm(spec, 4);
+    CollectiveRequest r = simple(CollectiveOp::kAllGather, Algorithm::kRing, 1e9);
+    const LoweredCollective lowered = lower_collective(router, spec, topology, comm, r, Protocol::kSimple);
+    std::set<LinkId> nic_links;
+    for (const Stream& s : lowered.stages.at(0)) {
+      for (const LinkId l : s.links) {
+        EXPECT_NE(topology.topology.link(l).label, "leaf-spine") << nics;
+        if (topology.topology.link(l).label == "nic") nic_links.insert(l);
+      }
+    }
+    // Every NIC's send and receive link on every node.
+    EXPECT_EQ(nic_links.size(), static_cast<std::size_t>(4 * nics * 2)) << nics;
+  }
+}
+
+TEST(AlgorithmsTest, SendRecvLosesBandwidthAtScaleAllToAllDoesNot) {
+  // H100-like nodes (450 GB/s NVLink, a 50 GB/s NIC per GPU behind Gen5 PCIe), 12.5 GB/s per
+  // network p2p channel: NCCL gives a network peer 4 channels at 2 and 4 nodes (NIC-bound), 2 at
+  // 8 nodes and 1 at 16, so one send/recv gets 50, 25 and 12.5 GB/s; an all-to-all keeps every
+  // NIC busy with many peers.
+  ClusterSpec spec = cluster(8);
+  spec.intra_node.gpu_link.bandwidth_bytes_per_s = 450e9;
+  spec.nic.link.bandwidth_bytes_per_s = 50e9;
+  spec.nic.gpu_link.bandwidth_bytes_per_s = 63e9;
+  spec.collectives.p2p_channel_bandwidth = 12.5e9;
+  const double s = 4e9;
+  auto busbw = [&](CollectiveOp op, int nodes) {
+    const auto r = simple(op, op == CollectiveOp::kSendRecv ? Algorithm::kP2p : Algorithm::kTwoD, s);
+    return s / to_seconds(analytic_time(spec, nodes, r)) * bus_bandwidth_factor(op, nodes * 8) / 1e9;
+  };
+  EXPECT_NEAR(busbw(CollectiveOp::kSendRecv, 2), 50.0, 0.5);
+  EXPECT_NEAR(busbw(CollectiveOp::kSendRecv, 8), 25.0, 0.25);
+  EXPECT_NEAR(busbw(CollectiveOp::kSendRecv, 16), 12.5, 0.15);
+  // all-to-all: busbw = N/(N-1) x the per-GPU NIC (nccl-tests#130): 50 x 16/15 at 16 nodes.
+  EXPECT_NEAR(busbw(CollectiveOp::kAllToAll, 16), 50.0 * 16 / 15, 1.0);
+}
+
+TEST(AlgorithmsTest, InNetworkReductionNeedsSharp) {
+  ClusterSpec spec = cluster(8);
+  EXPECT_FALSE(is_applicable(Algorithm::kCollNetDirect, CollectiveOp::kAllReduce, spec, 4));
+  spec.network.sharp = true;
+  EXPECT_TRUE(is_applicable(Algorithm::kCollNetDirect, CollectiveOp::kAllReduce, spec, 4));
+  EXPECT_TRUE(is_applicable(Algorithm::kCollNetChain, CollectiveOp::kAllReduce, spec, 4));
+  EXPECT_FALSE(is_applicable(Algorithm::kCollNetChain, CollectiveOp::kAllGather, spec, 4));
+  // Each node sends and receives the buffer once through the switches, whatever the node count:
+  // busbw stays near 2 x the node's NICs (here capped by NVLink inside the node).
+  const auto r = simple(CollectiveOp::kAllReduce, Algorithm::kCollNetChain, 1e9);
+  const Time four = analytic_time(spec, 4, r);
+  const Time sixteen = analytic_time(spec, 16, r);
+  EXPECT_NEAR(static_cast<double>(sixteen) / four, 1.0, 0.02);
 }
 
 TEST(AlgorithmsTest, DoubleBinaryTreeClosedForm) {

@@ -74,8 +74,10 @@ struct CollectiveTuning {
   // Throughput one point-to-point channel reaches over the network, and over NVLink.
   double p2p_channel_bandwidth = 14e9;
   double p2p_nvlink_channel_bandwidth = 20e9;
-  // Fraction of a link's achieved collective bandwidth that point-to-point traffic reaches.
-  double p2p_efficiency = 1.0;
+  // Fraction of a link's achieved collective bandwidth that point-to-point traffic reaches, over
+  // NVLink (or PCIe) inside a node and over the network.
+  double p2p_nvlink_efficiency = 1.0;
+  double p2p_network_efficiency = 1.0;
 
   // NCCL's environment (unset or 0: NCCL's default).
   std::vector<Algorithm> algorithms;  // NCCL_ALGO: allowed algorithms

@@ -228,12 +228,13 @@ NetworkSpec parse_network(const ConfigNode& node) {
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
   t.launch_latency = 1800 * kNanosecond;  // +- 0.26 us
-  t.nvlink_latency_scale = 1.07;           // +- 0.14
-  t.ll_latency_scale = 1.64;               // +- 0.15
-  t.ll128_latency_scale = 1.43;            // +- 0.12
+  t.nvlink_latency_scale = 1.09;           // +- 0.14
+  t.ll_latency_scale = 1.63;               // +- 0.15
+  t.ll128_latency_scale = 1.42;            // +- 0.12
   t.p2p_channel_bandwidth = 12.5e9;        // +- 0.6 GB/s
   t.p2p_nvlink_channel_bandwidth = 19e9;   // +- 0.9 GB/s
-  t.p2p_efficiency = 0.90;                 // +- 0.03
+  t.p2p_nvlink_efficiency = 0.92;          // +- 0.04 (Hopper; Blackwell 0.77 +- 0.07)
+  t.p2p_network_efficiency = 0.92;         // +- 0.04
   switch (transport) {
     case NetTransport::kInfiniband:
       t.network_latency_scale = 1.74;  // +- 0.11, six logs of four H100 clusters and a B200 one
@@ -282,7 +283,10 @@ CollectiveTuning parse_collective_tuning(const ConfigNode& node, NetTransport tr
   if (auto v = map.optional("p2p_nvlink_channel_bandwidth")) {
     tuning.p2p_nvlink_channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
   }
-  if (auto v = map.optional("p2p_efficiency")) tuning.p2p_efficiency = v->fraction();
+  if (auto v = map.optional("p2p_nvlink_efficiency")) tuning.p2p_nvlink_efficiency = v->fraction();
+  if (auto v = map.optional("p2p_network_efficiency")) {
+    tuning.p2p_network_efficiency = v->fraction();
+  }
   for (auto [name, field] : {std::pair{"ll_latency_scale", &tuning.ll_latency_scale},
                              std::pair{"ll128_latency_scale", &tuning.ll128_latency_scale}}) {
     if (auto v = map.optional(name)) {

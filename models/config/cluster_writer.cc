@@ -184,7 +184,8 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.key("collectives", "p2p_channel_bandwidth", bandwidth(t.p2p_channel_bandwidth));
     w.key("collectives", "p2p_nvlink_channel_bandwidth",
           bandwidth(t.p2p_nvlink_channel_bandwidth));
-    w.key("collectives", "p2p_efficiency", t.p2p_efficiency);
+    w.key("collectives", "p2p_nvlink_efficiency", t.p2p_nvlink_efficiency);
+    w.key("collectives", "p2p_network_efficiency", t.p2p_network_efficiency);
     const auto env = nccl_env_of(t);
     if (!env.empty()) {
       w.begin("env");
