@@ -63,13 +63,6 @@ std::string format(const char* f, double v) {
   return b;
 }
 
-std::string display(double value, const std::string& unit) {
-  if (unit == "s") return format("%.3f us", value * 1e6);
-  if (unit == "B/s") return format("%.2f GB/s", value / 1e9);
-  if (unit == "B") return format("%.0f B", value);
-  return format("%.4f", value);
-}
-
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -100,6 +93,13 @@ std::vector<std::pair<std::string, std::string>> parse_env(const po::variables_m
 }
 
 }  // namespace
+
+std::string display_fitted(double value, const std::string& unit) {
+  if (unit == "s") return format("%.3f us", value * 1e6);
+  if (unit == "B/s") return format("%.2f GB/s", value / 1e9);
+  if (unit == "B") return format("%.0f B", value);
+  return format("%.4f", value);
+}
 
 std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::string>& args,
                                                     const std::string& flag,
@@ -290,10 +290,10 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   for (const auto& p : result.parameters) {
     char line[256];
     std::snprintf(line, sizeof line, "  %-46s %14s +- %s\n", p.key.c_str(),
-                  display(p.value, p.unit).c_str(), display(p.uncertainty, p.unit).c_str());
+                  display_fitted(p.value, p.unit).c_str(), display_fitted(p.uncertainty, p.unit).c_str());
     text << line;
     updates.push_back({p.key, p.value, dimension_of(p.unit),
-                       "fitted by trainsim calibrate: +- " + display(p.uncertainty, p.unit)});
+                       "fitted by trainsim calibrate: +- " + display_fitted(p.uncertainty, p.unit)});
   }
   // Values the cluster file set that the fit replaces.
   std::ifstream in(cluster_path);
@@ -307,7 +307,7 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
       if (p.key != r.key_path) continue;
       warnings.push_back(cluster_path + ":" + std::to_string(r.line) + ": " + r.key_path +
                          " was set to '" + r.old_value + "' there; the fit replaces it with " +
-                         display(p.value, p.unit));
+                         display_fitted(p.value, p.unit));
     }
   }
   if (!runs.empty()) {
@@ -331,8 +331,8 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
       header << format("# rms log(predicted/measured time) error: %.4f\n", result.rms_log_error);
       header << "# fitted (value +- standard uncertainty):\n";
       for (const auto& p : result.parameters) {
-        header << "#   " << p.key << " = " << display(p.value, p.unit) << " +- "
-               << display(p.uncertainty, p.unit) << "\n";
+        header << "#   " << p.key << " = " << display_fitted(p.value, p.unit) << " +- "
+               << display_fitted(p.uncertainty, p.unit) << "\n";
       }
     }
     for (const auto& e : models::summarize_errors(result.rows, min_bytes, true)) {

@@ -86,12 +86,14 @@ std::vector<models::ConfigOverride> parse_set_options(
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-// Reads nccl-tests logs given as LOG or LOG:ALGO (calibrate --nccl-tests / --check, validate).
+// Reads nccl-tests logs given as LOG, LOG:ALGO or LOG@NxG (calibrate --nccl-tests / --check).
 std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::string>& args,
                                                     const std::string& flag,
                                                     std::vector<std::string>* sources);
 // The fit table: per log and size, measured vs predicted time and busbw, with per-log errors.
 void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows, double min_bytes);
+// A fitted value in its display unit ("1.812 us", "12.47 GB/s", "0.8231"); unit "s", "B/s" or "".
+std::string display_fitted(double value, const std::string& unit);
 
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -79,18 +79,6 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string display(double value, const std::string& unit) {
-  char b[64];
-  if (unit == "s") {
-    std::snprintf(b, sizeof b, "%.3f us", value * 1e6);
-  } else if (unit == "B/s") {
-    std::snprintf(b, sizeof b, "%.2f GB/s", value / 1e9);
-  } else {
-    std::snprintf(b, sizeof b, "%.4f", value);
-  }
-  return b;
-}
-
 // Per (log, collective): mean busbw error of the fit and of leave-one-out, against the bound.
 int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary,
                   std::ostream& out) {
@@ -103,7 +91,7 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
   for (const auto& p : joint.parameters) {
     std::snprintf(line, sizeof line, "  %-44s %-24s %14s +- %s\n", p.key.c_str(),
                   p.system.empty() ? "(shared)" : p.system.c_str(),
-                  display(p.value, p.unit).c_str(), display(p.uncertainty, p.unit).c_str());
+                  display_fitted(p.value, p.unit).c_str(), display_fitted(p.uncertainty, p.unit).c_str());
     out << line;
   }
   for (const auto& w : joint.warnings) out << "  warning: logs disagree: " << w.message << "\n";
@@ -139,7 +127,7 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
                                 return p.system == "(" + k + ")";
                               });
             if (!mine) continue;
-            out << " " << p.key.substr(p.key.rfind('.') + 1) << "=" << display(p.value, p.unit);
+            out << " " << p.key.substr(p.key.rfind('.') + 1) << "=" << display_fitted(p.value, p.unit);
           }
           out << "\n";
           write_fit_table(out, h.rows, c.min_bytes);

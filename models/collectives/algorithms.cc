@@ -66,6 +66,16 @@ int nic_of(const ClusterTopology& topo, int local, int slot) {
   return nics[slot % nics.size()];
 }
 
+// The first local GPU that sends through NIC `nic` (every NIC serves one at least).
+int gpu_of_nic(const ClusterTopology& topo, int nic) {
+  for (int local = 0; local < topo.gpus_per_node; ++local) {
+    const auto& list = topo.nics_of_gpu[local];
+    if (std::find(list.begin(), list.end(), nic) != list.end()) return local;
+  }
+  TRAINSIM_ASSERT(false, "NIC without a GPU");
+  return 0;
+}
+
 // How many of C channels map to stream r of R (channel c runs on stream c mod R).
 int channels_on(int c, int r, int streams) { return c / streams + (r < c % streams ? 1 : 0); }
 
@@ -94,12 +104,7 @@ std::vector<RingOrder> ring_orders(const ClusterTopology& topo, int rings) {
   for (int r = 0; r < rings; ++r) {
     // The NIC and its GPU x that even nodes leave by; y = x + 1 enters them.
     const int nic = r % nics;
-    int x = -1;
-    for (int local = 0; local < g && x < 0; ++local) {
-      const auto& list = topo.nics_of_gpu[local];
-      if (std::find(list.begin(), list.end(), nic) != list.end()) x = local;
-    }
-    TRAINSIM_ASSERT(x >= 0, "NIC without a GPU");
+    const int x = gpu_of_nic(topo, nic);
     const int y = (x + 1) % g;
     const auto& x_nics = topo.nics_of_gpu[x];
     const int slot = static_cast<int>(std::find(x_nics.begin(), x_nics.end(), nic) - x_nics.begin());
@@ -242,16 +247,7 @@ struct Lowering {
       const int on = channels_on(c, s, streams);
       const int tree_index = s % 2;
       const int nic = (s / 2) % nics;
-      int head = 0;
-      if (nodes() > 1) {
-        for (int local = 0; local < g(); ++local) {
-          const auto& list = topo.nics_of_gpu[local];
-          if (std::find(list.begin(), list.end(), nic) != list.end()) {
-            head = local;
-            break;
-          }
-        }
-      }
+      const int head = nodes() > 1 ? gpu_of_nic(topo, nic) : 0;
       PathBuilder p = path();
       for (int node = 0; node < nodes(); ++node) {
         // Chain head, head+1, ...: up is towards the head.
@@ -314,14 +310,7 @@ struct Lowering {
     const int heads = std::max(1, std::min(g(), nics));
     for (int node = 0; node < nodes(); ++node) {
       for (int h = 0; h < heads; ++h) {
-        int local = 0;
-        for (int l = 0; l < g(); ++l) {
-          const auto& list = topo.nics_of_gpu[l];
-          if (std::find(list.begin(), list.end(), h) != list.end()) {
-            local = l;
-            break;
-          }
-        }
+        const int local = gpu_of_nic(topo, h);
         PathBuilder u = path();
         u.up_to_switch(node, local, h);
         add(0, std::move(u), share / heads / efficiency, FlowNetwork::kUncapped);
@@ -345,14 +334,7 @@ struct Lowering {
     const double cap = k.nvls_tree_per_channel * kGB * n / (4.0 * (n - 1));
     for (int h = 0; h < heads; ++h) {
       const int nic = h % nics;
-      int head = 0;
-      for (int l = 0; l < g(); ++l) {
-        const auto& list = topo.nics_of_gpu[l];
-        if (std::find(list.begin(), list.end(), nic) != list.end()) {
-          head = l;
-          break;
-        }
-      }
+      const int head = gpu_of_nic(topo, nic);
       for (int tree_index = 0; tree_index < 2; ++tree_index) {
         PathBuilder p = path();
         for (int node = 0; node < nodes(); ++node) {
