@@ -409,6 +409,34 @@ TEST(ValidateCliTest, FailsWhenTheToleranceIsMissed) {
   EXPECT_NE(r.out.find("FAIL"), std::string::npos);
 }
 
+TEST(ValidateCliTest, LeaveOneOutOfASingleLogPredictsItFromTheClusterFile) {
+  // Nothing is left to fit on: the log is predicted from the cluster file as written, and the
+  // report still scores it against the case's bound and target.
+  TempDir dir;
+  const std::string c =
+      dir.write("one.yaml",
+                "name: one log\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - log: " +
+                    kSourceDir +
+                    "/validation/nccl-tests/h100x8_1node_allreduce_RING_nccl2.26.2_together.log\n"
+                    "    algorithm: ring\nleave_one_out_max_mean_error: 0.01%\n"
+                    "leave_one_out_target: 0.01%\n");
+  const Result r = run({"validate", "--leave-one-out", "--summary", "--case", c});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 log(s) held out, 1 system(s) failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 of 1 log(s) and collective(s) meet their target"), std::string::npos);
+}
+
+TEST(ValidateCliTest, AMissingLogIsReportedWhereTheCaseNamesIt) {
+  TempDir dir;
+  const std::string c = dir.write(
+      "missing.yaml",
+      "name: missing\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - no/such.log\n");
+  const Result r = run({"validate", "--summary", "--case", c});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("missing.yaml:4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no nccl-tests log 'no/such.log'"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace trainsim::cli
 

@@ -81,8 +81,10 @@ std::vector<MeasuredRun> measured_runs(const NcclTestsLog& log, std::optional<Al
     m.source = log.file;
     m.run = run;
     m.gpus_per_thread = std::max(1, log.gpus_per_thread);
-    // A name in the file applies to the operations it can run (e.g. NVLS to all-reduce).
-    if (named && (forced || run.op == CollectiveOp::kAllReduce)) m.algorithm = named;
+    // A name in the file applies to the operations it can run (e.g. NVLS to all-reduce); a
+    // forced one (NCCL_ALGO) to every collective but the point-to-point ones, which ignore it.
+    const bool p2p = run.op == CollectiveOp::kAllToAll || run.op == CollectiveOp::kSendRecv;
+    if (named && (forced ? !p2p : run.op == CollectiveOp::kAllReduce)) m.algorithm = named;
     out.push_back(m);
   }
   return out;
@@ -228,17 +230,22 @@ struct Parameter {
   }
 };
 
-// Pulls a parameter the logs say little about to its starting value, weakly.
+// Settings of the fit, not physical constants. A parameter the logs say little about is pulled
+// weakly to its starting value (a residual of weight 0.02 on its log ratio, against 1 for each
+// measured row, so a handful of rows outweighs it). Rows below 1 MiB (the size the accuracy is scored from) count 0.3,
+// so that latency-bound rows inform the latencies without outweighing the bandwidth rows.
 constexpr double kPriorWeight = 0.02;
 constexpr double kScoredBytes = 1024.0 * 1024.0;
 constexpr double kSmallSizeWeight = 0.3;
 
+// Fractions are fitted as logits, so a start at exactly 0 or 1 is moved inside the range first.
 double clamp_fraction(double v) { return std::clamp(v, 0.05, 0.995); }
 
 // What the runs of a system exercise.
 struct Exercised {
   bool inside = false;    // GPUs of a node talk (NVLink or PCIe)
   bool pcie = false;      // ... over PCIe
+  bool nvlink = false;    // ... over NVLink
   bool across = false;    // nodes talk over NICs
   bool p2p = false;       // point-to-point operations
   bool p2p_net = false;   // ... across nodes
@@ -256,6 +263,7 @@ Exercised exercised(const SystemRuns& s) {
               (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
                m.run.op == CollectiveOp::kReduceScatter);
     e.pcie |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric == IntraNodeFabric::kPcie;
+    e.nvlink |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric != IntraNodeFabric::kPcie;
     e.across |= shape.nodes > 1;
     const bool p2p = m.run.op == CollectiveOp::kAllToAll || m.run.op == CollectiveOp::kSendRecv;
     e.p2p |= p2p;
@@ -273,6 +281,7 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
     const Exercised e = exercised(systems[i]);
     any.inside |= e.inside;
     any.pcie |= e.pcie;
+    any.nvlink |= e.nvlink;
     any.across |= e.across;
     any.p2p |= e.p2p;
     any.p2p_net |= e.p2p_net;
@@ -315,12 +324,13 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
   const CollectiveTuning& t = systems.front().cluster.collectives;
   if (any.launch || any.inside || any.across) {
     params.push_back({"collectives.launch_latency", "s", -1, "", {}, false,
+                      // started at 0.5 us at least: the fit's steps are relative to the value
                       std::max(to_seconds(t.launch_latency), 0.5e-6),
                       [](ClusterSpec& s, double v) {
                         s.collectives.launch_latency = time_from_seconds(v);
                       }});
   }
-  if (any.inside && !any.pcie) {
+  if (any.nvlink) {
     params.push_back({"collectives.nvlink_latency_scale", "", -1, "", {}, false, t.nvlink_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.nvlink_latency_scale = v; }});
   }
@@ -621,6 +631,10 @@ std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems
     runs.erase(std::remove_if(runs.begin(), runs.end(),
                               [&](const MeasuredRun& m) { return m.source == h.source; }),
                runs.end());
+    if (row_count(training) == 0) {  // the only log: predicted from the cluster file as written
+      h.rows = predict_runs(systems[h.system].cluster, test);
+      return;
+    }
     CalibrationOptions options;
     options.check_pulls = false;
     const JointCalibration fit = calibrate_jointly(training, options);

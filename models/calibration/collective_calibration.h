@@ -128,7 +128,8 @@ CalibrationResult calibrate_collectives(const ClusterSpec& base,
 
 // Leave one log out: for every log (source) of every system, fit on all other logs (shared
 // constants on every other log, the system's own constants on its other logs, or its configured
-// values when it has none) and predict the held-out log.
+// values when it has none) and predict the held-out log. With a single log there is nothing to
+// fit on: it is predicted from the cluster as configured.
 struct HeldOutLog {
   std::size_t system = 0;
   std::string source;

@@ -82,7 +82,8 @@ int channels_on(int c, int r, int streams) { return c / streams + (r < c % strea
 // The rings of a ring algorithm, as rank sequences plus the NIC each inter-node hop leaves and
 // enters by. Across nodes there is one ring per NIC (rail): ring r leaves even nodes from the GPU
 // x of NIC r and enters them at x + 1, odd nodes run the chain backwards (NCCL's crossNic pairing
-// with odd nodes swapping channels), so every inter-node hop stays on one rail.
+// with odd nodes swapping channels), so every inter-node hop stays on one rail, but for an odd
+// number of nodes the hop from the last node back to node 0 (both even), which changes rail.
 struct RingOrder {
   std::vector<int> ranks;  // node-major order of the whole ring
   std::vector<int> exit_nic;  // per node: NIC the hop to the next node leaves by
@@ -292,7 +293,7 @@ struct Lowering {
     switch (request.op) {
       case CollectiveOp::kAllReduce:
         nvls_intra((gg + 1) / gg, (gg + 1) / gg, eff);
-        if (nodes() > 1) in_network(1.0, eff);
+        if (nodes() > 1) in_network(1.0, 1.0);  // NCCL: interBw = bwInter, no NVLS factor
         break;
       case CollectiveOp::kAllGather:
         nvls_intra(1 / gg, 1.0, eff);
@@ -523,7 +524,7 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     for (int b = 0; b < p; ++b) {
       const double v = bytes[a][b];
       if (a == b || v <= 0.0) continue;
-      const int channels = nccl_p2p_op_channels(comm, v, a / g != b / g);
+      const int channels = nccl_p2p_op_channels(comm, v);
       if (a / g == b / g) {
         flows[static_cast<std::size_t>(a) * p + b] += v;
         caps[static_cast<std::size_t>(a) * p + b] += channels * nvlink_channel_bw;

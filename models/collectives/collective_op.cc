@@ -89,10 +89,6 @@ bool has_reduction(CollectiveOp op) {
          op == CollectiveOp::kReduce || op == CollectiveOp::kSendRecv;
 }
 
-bool has_in_place_check(CollectiveOp op) {
-  return op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv;
-}
-
 bool has_root(CollectiveOp op) {
   return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
 }

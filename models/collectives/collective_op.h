@@ -39,10 +39,8 @@ long long nccl_tests_count(CollectiveOp op, long long size_bytes, int type_bytes
 long long nccl_tests_size(CollectiveOp op, long long requested_bytes, int type_bytes, int ranks);
 
 // Whether nccl-tests prints a reduction operator ("sum") and a root for the operation
-// (sendrecv prints one too), and whether its in-place run is checked (all-to-all and sendrecv
-// print N/A in the in-place #wrong column).
+// (sendrecv prints one too).
 bool has_reduction(CollectiveOp op);
-bool has_in_place_check(CollectiveOp op);
 bool has_root(CollectiveOp op);
 
 }  // namespace trainsim::models

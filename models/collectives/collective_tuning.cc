@@ -164,16 +164,22 @@ std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name,
   };
   auto flag = [&](bool& field, bool invert) -> std::string {
     const auto v = parse_int(value);
-    if (!v || *v < 0) return std::string(name) + " must be 0 or 1";
+    if (!v || *v < 0) return std::string(name) + " must be a non-negative integer (0: off)";
     field = (*v != 0) != invert;
     return "";
   };
   if (name == "NCCL_ALGO") {
+    // NCCL's collective algorithms: "^Tree" leaves the others of these, none of trainsim's own
+    // (hierarchical) nor the point-to-point forms, which NCCL_ALGO does not select.
+    static const std::vector<Algorithm> nccl = {
+        Algorithm::kRing,          Algorithm::kTree,         Algorithm::kNvls, Algorithm::kNvlsTree,
+        Algorithm::kCollNetDirect, Algorithm::kCollNetChain, Algorithm::kPat};
     return parse_list<Algorithm>(
-        value, all_algorithms(),
-        [](const std::string& s) {
-          auto a = parse_algorithm(s);
-          return a && is_nccl_algorithm(*a) ? a : std::nullopt;
+        value, nccl,
+        [](const std::string& s) -> std::optional<Algorithm> {
+          const auto a = parse_algorithm(s);
+          if (a && std::find(nccl.begin(), nccl.end(), *a) != nccl.end()) return a;
+          return std::nullopt;
         },
         tuning.algorithms, "algorithm");
   }
@@ -191,7 +197,6 @@ std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name,
   if (name == "NCCL_PXN_DISABLE") return flag(tuning.pxn, /*invert=*/true);
   if (name == "NCCL_NVLS_ENABLE") return flag(tuning.nvls, false);
   if (name == "NCCL_COLLNET_ENABLE") return flag(tuning.collnet, false);
-  if (name == "NCCL_CROSS_NIC") return flag(tuning.cross_nic, false);
   if (name.substr(0, 5) != "NCCL_") return std::string(name) + " is not an NCCL variable";
   return "";  // NCCL_IB_HCA, NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...: no effect on the model
 }
@@ -217,7 +222,6 @@ std::vector<std::pair<std::string, std::string>> nccl_env_of(const CollectiveTun
   if (!t.pxn) env.emplace_back("NCCL_PXN_DISABLE", "1");
   if (!t.nvls) env.emplace_back("NCCL_NVLS_ENABLE", "0");
   if (!t.collnet) env.emplace_back("NCCL_COLLNET_ENABLE", "0");
-  if (!t.cross_nic) env.emplace_back("NCCL_CROSS_NIC", "0");
   return env;
 }
 

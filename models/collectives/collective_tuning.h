@@ -58,8 +58,9 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view text);
 struct CollectiveTuning {
   NcclVersion nccl_version;
 
-  // Physical constants (calibration fits them; defaults from the joint fit over the logs in
-  // validation/, see configs/README.md):
+  // Physical constants (calibration fits them). A cluster file that leaves one out gets the joint
+  // fit over the logs in validation/ (calibrated_collective_defaults, configs/README.md); the
+  // neutral values below are for a spec built in code.
   // Host time to launch one GPU's kernels of an operation; a thread that drives several GPUs
   // (nccl-tests -g) launches them one after another.
   Time launch_latency = 0;
@@ -88,7 +89,6 @@ struct CollectiveTuning {
   bool pxn = true;                    // NCCL_PXN_DISABLE=0
   bool nvls = true;                   // NCCL_NVLS_ENABLE (where the hardware has it)
   bool collnet = true;                // NCCL_COLLNET_ENABLE (where the fabric has SHARP)
-  bool cross_nic = true;              // NCCL_CROSS_NIC != 0
 
   bool allows(Algorithm a) const;
   bool allows(Protocol p) const;
@@ -96,9 +96,9 @@ struct CollectiveTuning {
 
 // Sets one of NCCL's environment variables on the tuning: NCCL_ALGO, NCCL_PROTO,
 // NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS, NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS,
-// NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
-// NCCL_CROSS_NIC. Variables that do not change the model (NCCL_IB_HCA, NCCL_DEBUG, ...) are
-// accepted and ignored. Returns an error message, empty on success.
+// NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE.
+// Variables that do not change the model (NCCL_CROSS_NIC: rings stay on their rails where the
+// fabric has them; NCCL_IB_HCA, NCCL_DEBUG, ...) are accepted and ignored. Returns an error message, empty on success.
 std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name, std::string_view value);
 // The variables that reproduce the tuning's non-default settings, in a fixed order.
 std::vector<std::pair<std::string, std::string>> nccl_env_of(const CollectiveTuning& tuning);

@@ -179,7 +179,6 @@ TEST(NcclTestsLogTest, CollectiveNamesAndBusFactors) {
   EXPECT_EQ(nccl_tests_count(CollectiveOp::kSendRecv, 33554432, 8, 10), 4194304);
   EXPECT_TRUE(has_reduction(CollectiveOp::kSendRecv));  // it prints "sum"
   EXPECT_FALSE(has_reduction(CollectiveOp::kAllToAll));
-  EXPECT_FALSE(has_in_place_check(CollectiveOp::kAllToAll));
 }
 
 }  // namespace

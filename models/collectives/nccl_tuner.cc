@@ -348,9 +348,9 @@ NcclBandwidthCaps nccl_bandwidth_caps(const NcclComm& comm) {
   static constexpr double nvls_eff[4] = {0, 0, 0.85, 0.74};
   NcclBandwidthCaps caps;
   // On one node the row is the GPU generation; across nodes NCCL indexes it by CPU vendor
-  // (Intel: row 0, others: row 1). 2.18 and before used Ampere's row for Hopper.
+  // (AMD: row 1, Intel and Arm: row 0). 2.18 and before used Ampere's row for Hopper.
   int row = a;
-  if (comm.nodes > 1) row = comm.cpu == CpuVendor::kIntel ? 0 : 1;
+  if (comm.nodes > 1) row = comm.cpu == CpuVendor::kAmd ? 1 : 0;
   if (comm.nodes == 1 && comm.arch == GpuArch::kHopper && comm.version.minor <= 18) row = 1;
   caps.ll_max = ll_max[row][n];
   caps.ring_ll128_per_channel = ring_ll128[a];
@@ -470,7 +470,8 @@ double nccl_latency_us(const NcclComm& comm, CollectiveOp op, Algorithm algorith
       lat += 2 * (ppn - 1) * intra_lat + inter_lat;
       break;
     case Algorithm::kNvls:
-      lat = intra_lat + (nodes > 1 ? inter_lat : 0.0);
+      // The hop latency stands in for the base since 2.19 (base 0); 2.18 had base 23, hop 0.
+      lat += intra_lat + (nodes > 1 ? inter_lat : 0.0);
       break;
     case Algorithm::kNvlsTree:
       lat += intra_lat + 2 * log_nodes * inter_lat;
@@ -592,8 +593,7 @@ std::optional<NcclChoice> nccl_choose(const NcclComm& comm, const CollectiveTuni
     if (forced) choice.algorithm = *forced;
     // LL when a peer's share fits 16 KiB per channel (NCCL_P2P_LL_THRESHOLD).
     const double per_peer = op == CollectiveOp::kAllToAll ? bytes / comm.ranks : bytes;
-    const bool network = comm.nodes > 1;
-    const int channels = nccl_p2p_op_channels(comm, per_peer, network);
+    const int channels = nccl_p2p_op_channels(comm, per_peer);
     choice.protocol = per_peer <= channels * 16384.0 && env.allows(Protocol::kLl)
                           ? Protocol::kLl
                           : Protocol::kSimple;
@@ -629,8 +629,8 @@ int nccl_launched_channels(const NcclComm& comm, Algorithm algorithm, Protocol p
   return std::max(1, nc);
 }
 
-int nccl_p2p_op_channels(const NcclComm& comm, double bytes, bool network_peer) {
-  (void)network_peer;  // every peer gets p2pnChannelsPerPeer, the minimum over all peers
+int nccl_p2p_op_channels(const NcclComm& comm, double bytes) {
+  // Every peer gets p2pnChannelsPerPeer, the minimum over all peers.
   const int per_peer = comm.p2p_channels_per_peer;
   int minimum = per_peer;
   while (minimum > 1 && minimum * comm.ranks > comm.p2p_channels) minimum /= 2;

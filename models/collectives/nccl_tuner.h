@@ -88,8 +88,9 @@ std::optional<NcclChoice> nccl_choose(const NcclComm& comm, const CollectiveTuni
 // Channels NCCL launches for one operation (fewer for small messages: enqueue.cc's threshold).
 int nccl_launched_channels(const NcclComm& comm, Algorithm algorithm, Protocol protocol,
                            double bytes);
-// Channels one point-to-point operation of `bytes` to a peer uses (on the network or NVLink).
-int nccl_p2p_op_channels(const NcclComm& comm, double bytes, bool network_peer);
+// Channels one point-to-point operation of `bytes` to a peer uses (the same rule for network
+// and NVLink peers: every peer gets the communicator's channels per peer at most).
+int nccl_p2p_op_channels(const NcclComm& comm, double bytes);
 
 // NCCL's per-hop latency tables (us) and its bandwidth caps, by link type, algorithm and protocol.
 enum class HopKind { kNvlink, kPcie, kNetwork };

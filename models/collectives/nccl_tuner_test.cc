@@ -64,6 +64,23 @@ TEST(NcclTunerTest, OlderReleasesCountMoreInterNodeSteps) {
   EXPECT_NEAR(latency(comm, Algorithm::kRing, Protocol::kLl), 6.6 + 54 + 8 * 2.7, 1e-9);
   // and a Tree Simple base of 0 with 28 us per hop: 2 (7 x 28 + 2 x 28).
   EXPECT_NEAR(latency(comm, Algorithm::kTree, Protocol::kSimple), 2 * (7 * 28.0 + 2 * 28.0), 1e-9);
+  // 2.18: NVLS keeps its base of 23 us (its NVLink hop is 0).
+  spec.collectives.nccl_version = NcclVersion{18};
+  EXPECT_NEAR(latency(make_nccl_comm(spec, 1), Algorithm::kNvls, Protocol::kSimple), 23.0, 1e-9);
+}
+
+TEST(NcclTunerTest, LowLatencyCapAcrossNodesFollowsTheCpuVendor) {
+  // One node: the GPU generation's row (Hopper 141); across nodes the CPU's: Intel and Arm
+  // row 0 (39.0 on 2 nodes, 20.4 beyond), AMD row 1 (22.5, 19.0).
+  ClusterSpec spec = dgx_h100();
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_caps(make_nccl_comm(spec, 1)).ll_max, 141.0);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_caps(make_nccl_comm(spec, 2)).ll_max, 39.0);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_caps(make_nccl_comm(spec, 4)).ll_max, 20.4);
+  spec.host.cpu_vendor = CpuVendor::kArm;
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_caps(make_nccl_comm(spec, 2)).ll_max, 39.0);
+  spec.host.cpu_vendor = CpuVendor::kAmd;
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_caps(make_nccl_comm(spec, 2)).ll_max, 22.5);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_caps(make_nccl_comm(spec, 4)).ll_max, 19.0);
 }
 
 TEST(NcclTunerTest, ChannelSearchOfAnH100NodeAcrossNodes) {
@@ -75,7 +92,8 @@ TEST(NcclTunerTest, ChannelSearchOfAnH100NodeAcrossNodes) {
   EXPECT_EQ(comm.ring.channels, 8);
   EXPECT_DOUBLE_EQ(comm.ring.bw_inter, 48.0);
   EXPECT_EQ(comm.channels, 16);
-  // 4 GPUs per node (and their 4 NICs): the fast rings are doubled, 8 channels of 24.
+  // 4 GPUs per node (and their 4 NICs): 4 rings of 48, duplicated (4 channels are not more than
+  // 4): 8 channels of 24.
   const NcclComm four = make_nccl_comm(restrict_gpus_per_node(dgx_h100(), 4), 4);
   EXPECT_EQ(four.ring.channels, 8);
   EXPECT_DOUBLE_EQ(four.ring.bw_inter, 24.0);
@@ -119,8 +137,7 @@ TEST(NcclTunerTest, PicksWhatNcclPicks) {
   // One node: small all-reduces run Ring LL (15 us of latency); large ones NVLS.
   auto pick = [&](const NcclComm& comm, CollectiveOp op, double bytes) {
     const auto c = nccl_choose(comm, spec.collectives, op, bytes);
-    EXPECT_TRUE(c.has_value());
-    return std::make_pair(c->algorithm, c->protocol);
+    return std::make_pair(c.value().algorithm, c.value().protocol);  // throws (fails) if none
   };
   EXPECT_EQ(pick(one, CollectiveOp::kAllReduce, 8), std::make_pair(Algorithm::kRing, Protocol::kLl));
   EXPECT_EQ(pick(one, CollectiveOp::kAllReduce, 1 << 30).first, Algorithm::kNvls);
@@ -167,6 +184,16 @@ TEST(NcclTunerTest, EnvironmentVariables) {
   EXPECT_EQ(t.min_channels, 24);
   EXPECT_EQ(apply_nccl_env(t, "NCCL_IB_HCA", "mlx5_0"), "");
   EXPECT_NE(apply_nccl_env(t, "NCCL_ALGO", "Bogus"), "");
+  // "^" leaves NCCL's other algorithms (Tree, NVLS, NVLSTree, CollNet Direct and Chain, PAT),
+  // none of trainsim's own, so the variable it writes back reads again.
+  EXPECT_EQ(apply_nccl_env(t, "NCCL_ALGO", "^Ring"), "");
+  EXPECT_EQ(t.algorithms.size(), 6u);
+  EXPECT_FALSE(t.allows(Algorithm::kRing));
+  EXPECT_FALSE(t.allows(Algorithm::kHierarchical));
+  for (const auto& [name, value] : nccl_env_of(t)) {
+    CollectiveTuning again;
+    EXPECT_EQ(apply_nccl_env(again, name, value), "") << name << "=" << value;
+  }
   EXPECT_NE(apply_nccl_env(t, "NCCL_MIN_CTAS", "x"), "");
   EXPECT_EQ(parse_nccl_version("22602")->minor, 26);
   EXPECT_EQ(parse_nccl_version("2.18.5")->minor, 18);

@@ -233,7 +233,9 @@ CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   t.ll128_latency_scale = 1.42;            // +- 0.12
   t.p2p_channel_bandwidth = 12.5e9;        // +- 0.6 GB/s
   t.p2p_nvlink_channel_bandwidth = 19e9;   // +- 0.9 GB/s
-  t.p2p_nvlink_efficiency = 0.92;          // +- 0.04 (Hopper; Blackwell 0.77 +- 0.07)
+  // +- 0.04, fitted on Hopper and used for every generation: Blackwell's 0.77 +- 0.07 rests on one
+  // log (GB300 all-to-all), which a default would then predict from itself.
+  t.p2p_nvlink_efficiency = 0.92;
   t.p2p_network_efficiency = 0.92;         // +- 0.04
   switch (transport) {
     case NetTransport::kInfiniband:

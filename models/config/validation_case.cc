@@ -90,7 +90,6 @@ ValidationCase load_validation_case(const std::string& path) {
     }
     set_map.finish();
   }
-  if (auto t = map.optional("tier")) c.tier = t->as_string();
   c.fit = parse_logs(map.required("fit"));
   if (auto check = map.optional("check")) c.check = parse_logs(*check);
   if (auto m = map.optional("min_size")) c.min_bytes = m->nonnegative_quantity(Dimension::kBytes);
@@ -100,6 +99,7 @@ ValidationCase load_validation_case(const std::string& path) {
   if (auto m = map.optional("leave_one_out_max_mean_error")) {
     c.leave_one_out_max_mean_error = percent(*m);
   }
+  if (auto m = map.optional("leave_one_out_target")) c.leave_one_out_target = percent(*m);
   map.finish();
   return c;
 }

@@ -39,9 +39,8 @@ struct ValidationCase {
   double max_error = 0.25;
   // The bound on each log's leave-one-out mean error per collective (default max_mean_error).
   double leave_one_out_max_mean_error = 0.0;
-  // Whether the system is one of those held to the tight leave-one-out bound (InfiniBand
-  // H100, A100, B200) or not: only informs reports.
-  std::string tier;
+  // The leave-one-out accuracy goal for the system (0: none), printed beside the bound.
+  double leave_one_out_target = 0.0;
 };
 
 ValidationCase load_validation_case(const std::string& path);
