@@ -162,6 +162,27 @@ TEST(CollectiveCalibrationTest, ShapeAndAlgorithmOfARun) {
             Algorithm::kRing);
   EXPECT_EQ(algorithm_in_file_name("a/nvls-8gpu.log"), Algorithm::kNvls);
   EXPECT_FALSE(algorithm_in_file_name("a/string_results.log"));  // "string" is not "ring"
+  // NCCL_ALGO forced on a log of several collectives: the collectives take it, the
+  // point-to-point runs (which NCCL_ALGO does not select) do not; a name in the file goes to
+  // all-reduce only.
+  NcclTestsLog log;
+  log.file = "allcolls.log";
+  for (const CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                                CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    NcclTestsRun run;
+    run.op = op;
+    log.runs.push_back(run);
+  }
+  const auto forced = measured_runs(log, Algorithm::kRing);
+  ASSERT_EQ(forced.size(), 4u);
+  EXPECT_EQ(forced[0].algorithm, Algorithm::kRing);
+  EXPECT_EQ(forced[1].algorithm, Algorithm::kRing);
+  EXPECT_FALSE(forced[2].algorithm.has_value());
+  EXPECT_FALSE(forced[3].algorithm.has_value());
+  log.file = "h100_RING.log";
+  const auto named = measured_runs(log, std::nullopt);
+  EXPECT_EQ(named[0].algorithm, Algorithm::kRing);
+  EXPECT_FALSE(named[1].algorithm.has_value());
 }
 
 TEST(ClusterWriterTest, WrittenYamlLoadsBackToTheSameSpec) {

@@ -243,6 +243,19 @@ TEST(AlgorithmsTest, NvlsMovesTheBufferThroughTheSwitch) {
   EXPECT_EQ(flow_time(spec, 1, r), base(spec, 1, r) + transfer_time(9.0 / 8 * s / 0.85, 100e9));
 }
 
+TEST(AlgorithmsTest, NvlsAcrossNodesReducesInTheNetworkAtTheNicsRate) {
+  // With SHARP, NVLS spans nodes: inside each node as on one (9/8 S / 0.85 at 100 GB/s: 13.2 ms),
+  // and each of the 8 heads sends S / 8 up to the switch and receives as much, at its NIC's
+  // 5 GB/s with no NVLS factor (NCCL: interBw = bwInter): 25 ms, the slower part.
+  ClusterSpec spec = cluster(8);
+  spec.network.sharp = true;
+  spec.nic.link.bandwidth_bytes_per_s = 5e9;
+  ASSERT_TRUE(is_applicable(Algorithm::kNvls, CollectiveOp::kAllReduce, spec, 2));
+  const double s = 1e9;
+  const auto r = simple(CollectiveOp::kAllReduce, Algorithm::kNvls, s);
+  EXPECT_NEAR(to_seconds(flow_time(spec, 2, r) - base(spec, 2, r)), s / 8 / 5e9, 1e-9);
+}
+
 TEST(AlgorithmsTest, DirectAllToAllClosedForm) {
   // P GPUs on one NVSwitch: each sends S/P to P-1 peers over its 100 GB/s NVLink:
   // T = software latency + 2 l_nvl + (P-1) S / (P B).
