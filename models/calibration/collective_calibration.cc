@@ -251,6 +251,7 @@ struct Exercised {
   bool p2p_net = false;   // ... across nodes
   bool launch = false;    // small messages (launch cost visible)
   bool nvls = false;      // NVLS or NVLSTree may run (the hardware has it)
+  bool nvls_node = false; // ... and NVLS inside one NVLink domain
 };
 
 Exercised exercised(const SystemRuns& s) {
@@ -262,6 +263,7 @@ Exercised exercised(const SystemRuns& s) {
               s.cluster.gpu.architecture >= GpuArch::kHopper &&
               (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
                m.run.op == CollectiveOp::kReduceScatter);
+    e.nvls_node |= e.nvls && shape.nodes == 1;
     e.pcie |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric == IntraNodeFabric::kPcie;
     e.nvlink |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric != IntraNodeFabric::kPcie;
     e.across |= shape.nodes > 1;
@@ -289,15 +291,22 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
   }
   // The achieved fraction of NVLink (or PCIe) and of a NIC's line rate: constants of the
   // hardware, one per class of it among the systems.
-  auto add_class = [&](const std::string& key, std::string (*group_of)(const ClusterSpec&),
-                       auto informs, auto get, auto set) {
+  auto add_class_of = [&](const std::string& key, const std::string& unit,
+                          std::string (*group_of)(const ClusterSpec&), auto informs, auto get,
+                          auto set) {
     std::map<std::string, double> classes;
     for (const SystemRuns& s : systems) {
       if (!s.runs.empty() && informs(exercised(s))) classes.emplace(group_of(s.cluster), get(s.cluster));
     }
     for (const auto& [group, start] : classes) {
-      params.push_back({key, "", -1, group, group_of, true, clamp_fraction(start), set});
+      const bool fraction = unit.empty();
+      params.push_back({key, unit, -1, group, group_of, fraction,
+                        fraction ? clamp_fraction(start) : start, set});
     }
+  };
+  auto add_class = [&](const std::string& key, std::string (*group_of)(const ClusterSpec&),
+                       auto informs, auto get, auto set) {
+    add_class_of(key, "", group_of, informs, get, set);
   };
   add_class(
       "intra_node.gpu_link.efficiency", nvlink_class, [](const Exercised& e) { return e.inside; },
@@ -311,6 +320,14 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
         return c.gpu.architecture == GpuArch::kBlackwell ? 0.74 : 0.85;  // NCCL's (tuning.cc)
       },
       [](ClusterSpec& c, double v) { c.intra_node.nvls_efficiency = v; });
+  add_class_of(
+      "intra_node.nvls_step_latency", "s", nvlink_class,
+      [](const Exercised& e) { return e.nvls; },
+      [](const ClusterSpec& c) {
+        // started at 1 us at least: the fit's steps are relative to the value
+        return std::max(to_seconds(c.intra_node.nvls_step_latency), 1e-6);
+      },
+      [](ClusterSpec& c, double v) { c.intra_node.nvls_step_latency = time_from_seconds(v); });
   add_class(
       "collectives.p2p_nvlink_efficiency", nvlink_class,
       [](const Exercised& e) { return e.p2p && e.inside; },

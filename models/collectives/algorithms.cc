@@ -440,6 +440,14 @@ struct Lowering {
       } else {
         us = nccl_latency_us(comm, request.op, request.algorithm, protocol, request.bytes, scales);
       }
+      if ((request.algorithm == Algorithm::kNvls || request.algorithm == Algorithm::kNvlsTree) && cluster.intra_node.nvls_step_latency > 0) {
+        // Each concurrent NVLS operation moves its share in chunk steps, and every step costs
+        // the step latency on top of its bytes.
+        const double ops = nccl_nvls_concurrent_ops(comm);
+        const double steps =
+            std::ceil(request.bytes / (ops * nccl_nvls_chunk_bytes(comm, request.bytes, request.algorithm == Algorithm::kNvlsTree)));
+        us += steps * to_seconds(cluster.intra_node.nvls_step_latency) * 1e6;
+      }
     }
     out.latency = launch_cost(cluster, request.gpus_per_thread) + time_from_seconds(us * 1e-6);
   }

@@ -243,6 +243,20 @@ TEST(AlgorithmsTest, NvlsMovesTheBufferThroughTheSwitch) {
   EXPECT_EQ(flow_time(spec, 1, r), base(spec, 1, r) + transfer_time(9.0 / 8 * s / 0.85, 100e9));
 }
 
+TEST(AlgorithmsTest, EveryNvlsChunkStepPaysTheStepLatency) {
+  // 16 channels x 8 GPUs = 128 operations; a 1 GiB all-reduce moves 128 KiB chunks: 1 GiB /
+  // (128 x 128 KiB) = 64 steps, 64 x 5 us = 320 us more than without a step latency. At 48 MiB
+  // the chunks are 32 KiB: ceil(48 MiB / 4 MiB) = 12 steps, 60 us.
+  ClusterSpec spec = cluster(8);
+  ClusterSpec stepped = spec;
+  stepped.intra_node.nvls_step_latency = 5 * kMicrosecond;
+  for (const auto& [bytes, steps] : {std::pair{1073741824.0, 64}, std::pair{50331648.0, 12}}) {
+    const auto r = simple(CollectiveOp::kAllReduce, Algorithm::kNvls, bytes);
+    EXPECT_EQ(flow_time(stepped, 1, r) - flow_time(spec, 1, r), steps * 5 * kMicrosecond);
+    EXPECT_EQ(analytic_time(stepped, 1, r) - analytic_time(spec, 1, r), steps * 5 * kMicrosecond);
+  }
+}
+
 TEST(AlgorithmsTest, NvlsAcrossNodesReducesInTheNetworkAtTheNicsRate) {
   // With SHARP, NVLS spans nodes: inside each node as on one (9/8 S / 0.85 at 100 GB/s: 13.2 ms),
   // and each of the 8 heads sends S / 8 up to the switch and receives as much, at its NIC's

@@ -192,6 +192,24 @@ NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
     dup(c.ring, kMaxSearchChannels);
   }
   c.tree = c.ring;
+  if (multi && c.version.minor >= 6) {
+    // The tree search's second pass (ncclTopoCompute, pass 2): with the channels it found, a
+    // tree raises its intra-node speed step by step up the speed array, while the NVLink (or
+    // PCIe) still carries every channel and the speed stays under twice the network's. Across
+    // two nodes the tuner rates a tree at that intra speed: a two-node tree sends each byte
+    // over the network once where a ring sends it twice. Taken as arriving with 2.6 (the search
+    // rework that brought CollNet, the other case the raise serves): the 2.5.6 two-node log in
+    // validation/ (V100, RoCE) stays at 0.92 of its NICs, where such a tree would reach twice.
+    const std::vector<double>& inter = speeds(c.arch, true);
+    std::size_t i = 0;
+    while (i + 1 < inter.size() && inter[i] > c.tree.bw_inter + 1e-9) ++i;
+    while (i > 0 && c.tree.bw_intra < 2.0 * c.tree.bw_inter - 1e-9) {
+      const double s = inter[i - 1];
+      if (g > 1 && floor_div(gpu_total * g, (g - 1) * s) < c.tree.channels) break;
+      c.tree.bw_intra = s;
+      --i;
+    }
+  }
   c.channels = std::min(kMaxChannels, 2 * c.ring.channels);
   if (env.max_channels > 0) c.channels = std::min(c.channels, env.max_channels);
   if (env.min_channels > 0) c.channels = std::max(c.channels, std::min(kMaxChannels, env.min_channels));
@@ -627,6 +645,30 @@ int nccl_launched_channels(const NcclComm& comm, Algorithm algorithm, Protocol p
                                 : 8.0 * (algorithm == Algorithm::kRing ? comm.ranks : 1);
   while (nc > 1 && bytes < nc * threads * per_thread) --nc;
   return std::max(1, nc);
+}
+
+int nccl_nvls_concurrent_ops(const NcclComm& comm) {
+  const int heads = comm.nodes > 1 ? comm.nvls_graph.channels : comm.ppn;
+  return std::max(1, comm.nvls_channels) * std::max(1, heads);
+}
+
+double nccl_nvls_chunk_bytes(const NcclComm& comm, double bytes, bool tree) {
+  double chunk = 131072.0;  // NCCL_NVLS_CHUNKSIZE
+  if (comm.nodes > 1 &&
+      nccl_tuner_cost(comm, CollectiveOp::kAllReduce, Algorithm::kNvls, Protocol::kSimple, bytes)
+              .algbw < 150.0) {
+    chunk = 32768.0;
+  }
+  const double ops = nccl_nvls_concurrent_ops(comm);
+  if (tree) {
+    if (bytes < 4 * ops * chunk && chunk > 65536.0) chunk = 65536.0;
+    if (bytes < 1 * ops * chunk && chunk > 32768.0) chunk = 32768.0;
+    return chunk;
+  }
+  if (bytes < 64 * ops * chunk && chunk > 65536.0) chunk = 65536.0;
+  if (bytes < 8 * ops * chunk && chunk > 32768.0) chunk = 32768.0;
+  if (bytes < 2 * ops * chunk && chunk > 16384.0) chunk = 16384.0;
+  return chunk;
 }
 
 int nccl_p2p_op_channels(const NcclComm& comm, double bytes) {

@@ -104,6 +104,63 @@ TEST(NcclTunerTest, ChannelSearchOfAnH100NodeAcrossNodes) {
   EXPECT_DOUBLE_EQ(sixteen.ring.bw_inter, 24.0);
 }
 
+TEST(NcclTunerTest, TwoNodeTreesRaiseTheirIntraNodeSpeed) {
+  // 8 A100 (12 NVLinks rated 20 GB/s: 240) and 4 NICs of 100 Gb/s, each shared by two GPUs, as on
+  // AWS p4de. Ring search: 12.5 GB/s per NIC path -> speed 12, one ring per NIC: 4 x 12 (8 x 7/8
+  // x 12 fits NVLink); below 25 GB/s, no duplication.
+  ClusterSpec spec = dgx_h100(4, 100);
+  spec.gpu.architecture = GpuArch::kAmpere;
+  spec.intra_node.gpu_link = LinkClassSpec{300e9, 0, 1.0};
+  spec.nic.gpus = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+  spec.collectives.nccl_version = NcclVersion{20};
+  const NcclComm comm = make_nccl_comm(spec, 2);
+  EXPECT_EQ(comm.ring.channels, 4);
+  EXPECT_DOUBLE_EQ(comm.ring.bw_intra, 12.0);
+  // The tree's second pass raises the intra speed up the array (15, 18, 20, 24: 4 x 24 x 8/7 <=
+  // 240) until it is twice the network's: 4 channels of 24 inside, 12 across.
+  EXPECT_EQ(comm.tree.channels, 4);
+  EXPECT_DOUBLE_EQ(comm.tree.bw_intra, 24.0);
+  EXPECT_DOUBLE_EQ(comm.tree.bw_inter, 12.0);
+  // At 2 nodes the tuner rates Tree at the intra speed: min(4 x 24 x 0.92, 4 x 23.6) = 88.3
+  // busbw, x 0.5 = 44.2 algbw (x 1.0 correction at 1 GiB), against Ring's 48 x 16/30 = 25.6.
+  const double gib = 1 << 30;
+  EXPECT_NEAR(nccl_tuner_cost(comm, CollectiveOp::kAllReduce, Algorithm::kTree, Protocol::kSimple, gib)
+                  .algbw,
+              4 * 24 * 0.92 * 0.5, 1e-9);
+  EXPECT_NEAR(nccl_tuner_cost(comm, CollectiveOp::kAllReduce, Algorithm::kRing, Protocol::kSimple, gib)
+                  .algbw,
+              48.0 * 16 / 30, 1e-9);
+  EXPECT_EQ(nccl_choose(comm, spec.collectives, CollectiveOp::kAllReduce, gib)->algorithm,
+            Algorithm::kTree);
+  // NCCL 2.5 keeps the tree at the ring's speed.
+  spec.collectives.nccl_version = NcclVersion{5};
+  EXPECT_DOUBLE_EQ(make_nccl_comm(spec, 2).tree.bw_intra, 12.0);
+  // H100 with 8 NICs: 48 is already the top of the inter-node array, nothing to raise.
+  EXPECT_DOUBLE_EQ(make_nccl_comm(dgx_h100(), 2).tree.bw_intra, 48.0);
+}
+
+TEST(NcclTunerTest, NvlsChunksShrinkForMidSizeMessages) {
+  // One H100 node: 16 NVLS channels x 8 heads = 128 operations. 128 KiB chunks from 64 x 128 x
+  // 128 KiB = 1 GiB, 64 KiB from 8 x 128 x 64 KiB = 64 MiB, 32 KiB from 2 x 128 x 32 KiB = 8 MiB,
+  // 16 KiB below.
+  const NcclComm one = make_nccl_comm(dgx_h100(), 1);
+  EXPECT_EQ(nccl_nvls_concurrent_ops(one), 128);
+  const double mib = 1 << 20;
+  EXPECT_EQ(nccl_nvls_chunk_bytes(one, 1024 * mib), 131072.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(one, 1024 * mib - 1), 65536.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(one, 64 * mib), 65536.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(one, 64 * mib - 1), 32768.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(one, 8 * mib), 32768.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(one, 4 * mib), 16384.0);
+  // NVLSTree across 2 nodes: 16 channels x 8 heads (one per NIC rail); 64 KiB below 4 x 128 x
+  // 128 KiB = 64 MiB, 32 KiB below 1 x 128 x 64 KiB = 8 MiB.
+  const NcclComm two = make_nccl_comm(dgx_h100(), 2);
+  EXPECT_EQ(nccl_nvls_concurrent_ops(two), 128);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(two, 64 * mib, true), 131072.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(two, 32 * mib, true), 65536.0);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(two, 4 * mib, true), 32768.0);
+}
+
 TEST(NcclTunerTest, OneGpuPerNodeRing) {
   // NET -> GPU -> NET at 48 GB/s: one channel; duplicated (one channel is not more than 4): 2 x 24;
   // 4 collective channels.

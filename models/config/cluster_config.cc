@@ -87,6 +87,7 @@ IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
     if (nvls) intra.nvls = nvls->as_bool();
     if (links) intra.nvlink_links = static_cast<int>(links->positive_integer());
     if (auto e = map.optional("nvls_efficiency")) intra.nvls_efficiency = e->fraction();
+    if (auto e = map.optional("nvls_step_latency")) intra.nvls_step_latency = parse_time(*e);
     if (hosts) {
       intra.hosts = static_cast<int>(hosts->positive_integer());
       if (gpus_per_node % intra.hosts != 0) {
@@ -227,34 +228,34 @@ NetworkSpec parse_network(const ConfigNode& node) {
 // transport's.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
-  t.launch_latency = 1800 * kNanosecond;  // +- 0.26 us
-  t.nvlink_latency_scale = 1.09;           // +- 0.14
-  t.ll_latency_scale = 1.63;               // +- 0.15
-  t.ll128_latency_scale = 1.42;            // +- 0.12
-  t.p2p_channel_bandwidth = 12.5e9;        // +- 0.6 GB/s
-  t.p2p_nvlink_channel_bandwidth = 19e9;   // +- 0.9 GB/s
-  // +- 0.04, fitted on Hopper and used for every generation: Blackwell's 0.77 +- 0.07 rests on one
+  t.launch_latency = 1660 * kNanosecond;  // +- 0.26 us
+  t.nvlink_latency_scale = 0.82;           // +- 0.10
+  t.ll_latency_scale = 1.8;                // +- 0.14
+  t.ll128_latency_scale = 1.95;            // +- 0.15
+  t.p2p_channel_bandwidth = 12.5e9;        // +- 0.5 GB/s
+  t.p2p_nvlink_channel_bandwidth = 18.7e9; // +- 0.8 GB/s
+  // +- 0.04, fitted on Hopper and used for every generation: Blackwell's 0.78 +- 0.07 rests on one
   // log (GB300 all-to-all), which a default would then predict from itself.
-  t.p2p_nvlink_efficiency = 0.92;
-  t.p2p_network_efficiency = 0.92;         // +- 0.04
+  t.p2p_nvlink_efficiency = 0.93;
+  t.p2p_network_efficiency = 0.93;         // +- 0.035
   switch (transport) {
     case NetTransport::kInfiniband:
-      t.network_latency_scale = 1.74;  // +- 0.11, six logs of four H100 clusters and a B200 one
+      t.network_latency_scale = 1.37;  // +- 0.09, six logs of four H100 clusters and a B200 one
       break;
     case NetTransport::kRoce:
-      t.network_latency_scale = 4.4;  // +- 0.7, one log (V100, SR-IOV in Kubernetes)
+      t.network_latency_scale = 3.8;  // +- 0.6, one log (V100, SR-IOV in Kubernetes)
       break;
     case NetTransport::kEfa:
-      t.network_latency_scale = 5.1;  // +- 0.5, AWS p4de and p5
+      t.network_latency_scale = 5.5;  // +- 0.35, AWS p4de and p5
       break;
     case NetTransport::kTcpx:
-      t.network_latency_scale = 38;  // +- 5, GCP A3 High
+      t.network_latency_scale = 39;  // +- 5, GCP A3 High
       break;
     case NetTransport::kTcpxo:
-      t.network_latency_scale = 8.1;  // +- 1.0, GKE A3 Mega
+      t.network_latency_scale = 8.3;  // +- 0.8, GKE A3 Mega
       break;
     case NetTransport::kSocket:
-      t.network_latency_scale = 38;  // as TCPX: no log of NCCL's own socket transport
+      t.network_latency_scale = 39;  // as TCPX: no log of NCCL's own socket transport
       break;
   }
   return t;

@@ -98,6 +98,9 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
   if (nvswitch && c.intra_node.nvls_efficiency > 0) {
     w.key("intra_node", "nvls_efficiency", c.intra_node.nvls_efficiency);
   }
+  if (nvswitch && c.intra_node.nvls_step_latency > 0) {
+    w.key("intra_node", "nvls_step_latency", duration(c.intra_node.nvls_step_latency));
+  }
   w.link("intra_node", "gpu_link", c.intra_node.gpu_link);
   if (!nvswitch) {
     w.key("intra_node", "pcie_switches", c.intra_node.pcie_switches);

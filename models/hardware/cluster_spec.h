@@ -81,6 +81,11 @@ struct IntraNodeSpec {
   // Fraction of the GPU link's achieved bandwidth that in-switch reduction (NVLS) reaches;
   // 0: NCCL's figure for the generation (0.85 Hopper, 0.74 Blackwell).
   double nvls_efficiency = 0.0;
+  // What one NVLS (or NVLSTree) chunk step costs beyond moving its bytes (the step's
+  // synchronisation through the switch): NCCL shrinks NVLS chunks for mid-size messages, and
+  // each chunk pays this once.
+  // 0: not modelled.
+  Time nvls_step_latency = 0;
   // Hosts one NVLink domain spans (a multi-node NVLink rack, e.g. 18 trays of an NVL72): the
   // cluster's "node" is then the whole domain, and nccl-tests logs list this many hosts per node.
   int hosts = 1;
