@@ -10,7 +10,6 @@
 
 #include <Eigen/Dense>
 #include <unsupported/Eigen/LevenbergMarquardt>
-#include <unsupported/Eigen/NumericalDiff>
 
 #include <tbb/parallel_for.h>
 
@@ -453,13 +452,41 @@ struct Objective : Eigen::DenseFunctor<double> {
   const std::vector<Parameter>& params;
 };
 
+// Finite differences with an absolute step in x (a log ratio of the value: 1e-3 moves it by
+// 0.1%). A step relative to x, as Eigen's NumericalDiff takes, collapses near x = 0 (a start at
+// the optimum) below the nanosecond resolution of the simulated times.
+struct Differenced : Objective {
+  using Objective::Objective;
+  static constexpr double kStep = 1e-3;
+  bool central = false;
+
+  int df(const Eigen::VectorXd& x, Eigen::MatrixXd& jacobian) const {
+    Eigen::VectorXd base(values());
+    if (!central) (*this)(x, base);
+    for (Eigen::Index j = 0; j < x.size(); ++j) {
+      Eigen::VectorXd up(values());
+      Eigen::VectorXd xj = x;
+      xj[j] += kStep;
+      (*this)(xj, up);
+      if (central) {
+        Eigen::VectorXd down(values());
+        xj[j] = x[j] - kStep;
+        (*this)(xj, down);
+        jacobian.col(j) = (up - down) / (2 * kStep);
+      } else {
+        jacobian.col(j) = (up - base) / kStep;
+      }
+    }
+    return 0;
+  }
+};
+
 Eigen::VectorXd minimize(const std::vector<SystemRuns>& systems,
                          const std::vector<Parameter>& params, int rows) {
   Eigen::VectorXd x = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(params.size()));
   if (params.empty()) return x;
-  Objective objective(systems, params, rows);
-  Eigen::NumericalDiff<Objective> numeric(objective, 1e-5);
-  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Objective>> lm(numeric);
+  Differenced numeric(systems, params, rows);
+  Eigen::LevenbergMarquardt<Differenced> lm(numeric);
   lm.setMaxfev(60 * static_cast<int>(params.size() + 1));
   lm.setXtol(1e-8);
   lm.setFtol(1e-10);
@@ -475,10 +502,10 @@ std::vector<double> uncertainties(const std::vector<SystemRuns>& systems,
   const auto n = static_cast<Eigen::Index>(params.size());
   std::vector<double> out(params.size(), 0.0);
   if (n == 0) return out;
-  Objective objective(systems, params, rows);
-  Eigen::NumericalDiff<Objective, Eigen::Central> numeric(objective, 1e-4);
+  Differenced objective(systems, params, rows);
+  objective.central = true;
   Eigen::MatrixXd jacobian(rows + n, n);
-  numeric.df(x, jacobian);
+  objective.df(x, jacobian);
   Eigen::VectorXd r(rows + n);
   objective(x, r);
   const double rss = r.head(rows).squaredNorm();

@@ -90,6 +90,33 @@ TEST(CollectiveCalibrationTest, RecoversLinkEfficienciesAndLatenciesFromSyntheti
   EXPECT_TRUE(result.warnings.empty()) << result.warnings.front().message;
 }
 
+TEST(CollectiveCalibrationTest, UncertaintiesDoNotDependOnWhereTheFitStarts) {
+  // Rows 2% off alternately, so the residuals (and the uncertainties) are not zero. A fit that
+  // starts at the values another fit found must find them again, within their uncertainty, and
+  // report the same uncertainties.
+  ClusterSpec truth = node_of_8();
+  truth.intra_node.gpu_link.efficiency = 0.8;
+  truth.collectives.launch_latency = 4 * kMicrosecond;
+  std::vector<MeasuredRun> runs = {synthetic_run(truth, 1, 8), synthetic_run(truth, 1, 4)};
+  int i = 0;
+  for (MeasuredRun& m : runs) {
+    for (NcclTestsRow& row : m.run.rows) {
+      row.time_us *= (i++ % 2) ? 1.02 : 0.98;
+      row.in_place_time_us = row.time_us * 1.01;
+    }
+  }
+  const CalibrationResult off = calibrate_collectives(node_of_8(), runs);
+  const CalibrationResult at = calibrate_collectives(off.cluster, runs);
+  ASSERT_EQ(off.parameters.size(), at.parameters.size());
+  for (std::size_t k = 0; k < off.parameters.size(); ++k) {
+    EXPECT_NEAR(at.parameters[k].value, off.parameters[k].value, 2 * off.parameters[k].uncertainty)
+        << off.parameters[k].key;
+    EXPECT_GT(off.parameters[k].uncertainty, 0.0) << off.parameters[k].key;
+    EXPECT_NEAR(at.parameters[k].uncertainty / off.parameters[k].uncertainty, 1.0, 0.1)
+        << off.parameters[k].key;
+  }
+}
+
 TEST(CollectiveCalibrationTest, JointFitSharesConstantsAndWarnsOnConflictingLogs) {
   // Two systems with the same NICs (one hardware class) share its efficiency and the network's
   // latency. A log of system b made with another NIC efficiency pulls the class apart.

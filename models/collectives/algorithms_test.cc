@@ -257,6 +257,25 @@ TEST(AlgorithmsTest, EveryNvlsChunkStepPaysTheStepLatency) {
   }
 }
 
+TEST(AlgorithmsTest, NvlsTreeFillsItsPipelineOnceAPerChunk) {
+  // 2 nodes: 16 NVLS channels x 8 heads = 128 operations; a chunk crosses 2 network stages
+  // before the pipeline is full, so k chunks take k + 2 chunk times. The test cluster's NVLink
+  // (4 links) makes NCCL rate NVLSTree under 150 GB/s, so its chunks are 32 KiB: 1 GiB in
+  // k = 256 per operation, 512 MiB in 128, 32 MiB in 8. The bandwidth time per byte, divided by
+  // (k + 2) / k, is the same at every size.
+  const ClusterSpec spec = cluster(8);
+  const NcclComm comm = make_nccl_comm(spec, 2);
+  ASSERT_EQ(nccl_nvls_concurrent_ops(comm), 128);
+  ASSERT_EQ(nccl_nvls_chunk_bytes(comm, 1073741824.0, true), 32768.0);
+  auto per_byte = [&](double bytes, double k) {
+    const auto r = simple(CollectiveOp::kAllReduce, Algorithm::kNvlsTree, bytes);
+    return to_seconds(flow_time(spec, 2, r) - base(spec, 2, r)) / bytes / ((k + 2) / k);
+  };
+  const double gib = per_byte(1073741824.0, 256);
+  EXPECT_NEAR(per_byte(536870912.0, 128) / gib, 1.0, 1e-6);
+  EXPECT_NEAR(per_byte(33554432.0, 8) / gib, 1.0, 1e-6);
+}
+
 TEST(AlgorithmsTest, NvlsAcrossNodesReducesInTheNetworkAtTheNicsRate) {
   // With SHARP, NVLS spans nodes: inside each node as on one (9/8 S / 0.85 at 100 GB/s: 13.2 ms),
   // and each of the 8 heads sends S / 8 up to the switch and receives as much, at its NIC's

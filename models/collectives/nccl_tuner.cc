@@ -654,9 +654,10 @@ int nccl_nvls_concurrent_ops(const NcclComm& comm) {
 
 double nccl_nvls_chunk_bytes(const NcclComm& comm, double bytes, bool tree) {
   double chunk = 131072.0;  // NCCL_NVLS_CHUNKSIZE
+  const Algorithm algorithm = tree ? Algorithm::kNvlsTree : Algorithm::kNvls;
   if (comm.nodes > 1 &&
-      nccl_tuner_cost(comm, CollectiveOp::kAllReduce, Algorithm::kNvls, Protocol::kSimple, bytes)
-              .algbw < 150.0) {
+      nccl_tuner_cost(comm, CollectiveOp::kAllReduce, algorithm, Protocol::kSimple, bytes).algbw <
+          150.0) {
     chunk = 32768.0;
   }
   const double ops = nccl_nvls_concurrent_ops(comm);

@@ -124,12 +124,11 @@ TEST(NcclTunerTest, TwoNodeTreesRaiseTheirIntraNodeSpeed) {
   // At 2 nodes the tuner rates Tree at the intra speed: min(4 x 24 x 0.92, 4 x 23.6) = 88.3
   // busbw, x 0.5 = 44.2 algbw (x 1.0 correction at 1 GiB), against Ring's 48 x 16/30 = 25.6.
   const double gib = 1 << 30;
-  EXPECT_NEAR(nccl_tuner_cost(comm, CollectiveOp::kAllReduce, Algorithm::kTree, Protocol::kSimple, gib)
-                  .algbw,
-              4 * 24 * 0.92 * 0.5, 1e-9);
-  EXPECT_NEAR(nccl_tuner_cost(comm, CollectiveOp::kAllReduce, Algorithm::kRing, Protocol::kSimple, gib)
-                  .algbw,
-              48.0 * 16 / 30, 1e-9);
+  auto algbw = [&](Algorithm a) {
+    return nccl_tuner_cost(comm, CollectiveOp::kAllReduce, a, Protocol::kSimple, gib).algbw;
+  };
+  EXPECT_NEAR(algbw(Algorithm::kTree), 4 * 24 * 0.92 * 0.5, 1e-9);
+  EXPECT_NEAR(algbw(Algorithm::kRing), 48.0 * 16 / 30, 1e-9);
   EXPECT_EQ(nccl_choose(comm, spec.collectives, CollectiveOp::kAllReduce, gib)->algorithm,
             Algorithm::kTree);
   // NCCL 2.5 keeps the tree at the ring's speed.

@@ -228,31 +228,31 @@ NetworkSpec parse_network(const ConfigNode& node) {
 // transport's.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
-  t.launch_latency = 1660 * kNanosecond;  // +- 0.26 us
-  t.nvlink_latency_scale = 0.82;           // +- 0.10
-  t.ll_latency_scale = 1.8;                // +- 0.14
-  t.ll128_latency_scale = 1.95;            // +- 0.15
-  t.p2p_channel_bandwidth = 12.5e9;        // +- 0.5 GB/s
-  t.p2p_nvlink_channel_bandwidth = 18.7e9; // +- 0.8 GB/s
-  // +- 0.04, fitted on Hopper and used for every generation: Blackwell's 0.78 +- 0.07 rests on one
+  t.launch_latency = 1970 * kNanosecond;  // +- 0.23 us
+  t.nvlink_latency_scale = 0.43;           // +- 0.05
+  t.ll_latency_scale = 3.1;                // +- 0.27
+  t.ll128_latency_scale = 3.9;             // +- 0.35
+  t.p2p_channel_bandwidth = 12.4e9;        // +- 0.45 GB/s
+  t.p2p_nvlink_channel_bandwidth = 18.4e9; // +- 0.7 GB/s
+  // +- 0.035, fitted on Hopper and used for every generation: Blackwell's 0.80 +- 0.06 rests on one
   // log (GB300 all-to-all), which a default would then predict from itself.
-  t.p2p_nvlink_efficiency = 0.93;
-  t.p2p_network_efficiency = 0.93;         // +- 0.035
+  t.p2p_nvlink_efficiency = 0.94;
+  t.p2p_network_efficiency = 0.93;         // +- 0.03
   switch (transport) {
     case NetTransport::kInfiniband:
-      t.network_latency_scale = 1.37;  // +- 0.09, six logs of four H100 clusters and a B200 one
+      t.network_latency_scale = 0.58;  // +- 0.06, six logs of four H100 clusters and a B200 one
       break;
     case NetTransport::kRoce:
-      t.network_latency_scale = 3.8;  // +- 0.6, one log (V100, SR-IOV in Kubernetes)
+      t.network_latency_scale = 2.1;  // +- 0.3, one log (V100, SR-IOV in Kubernetes)
       break;
     case NetTransport::kEfa:
-      t.network_latency_scale = 5.5;  // +- 0.35, AWS p4de and p5
+      t.network_latency_scale = 3.5;  // +- 0.27, AWS p4de and p5
       break;
     case NetTransport::kTcpx:
       t.network_latency_scale = 39;  // +- 5, GCP A3 High
       break;
     case NetTransport::kTcpxo:
-      t.network_latency_scale = 8.3;  // +- 0.8, GKE A3 Mega
+      t.network_latency_scale = 6.7;  // +- 0.7, GKE A3 Mega
       break;
     case NetTransport::kSocket:
       t.network_latency_scale = 39;  // as TCPX: no log of NCCL's own socket transport
