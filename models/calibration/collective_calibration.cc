@@ -250,7 +250,6 @@ struct Exercised {
   bool p2p_net = false;   // ... across nodes
   bool launch = false;    // small messages (launch cost visible)
   bool nvls = false;      // NVLS or NVLSTree may run (the hardware has it)
-  bool nvls_node = false; // ... and NVLS inside one NVLink domain
 };
 
 Exercised exercised(const SystemRuns& s) {
@@ -262,7 +261,6 @@ Exercised exercised(const SystemRuns& s) {
               s.cluster.gpu.architecture >= GpuArch::kHopper &&
               (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
                m.run.op == CollectiveOp::kReduceScatter);
-    e.nvls_node |= e.nvls && shape.nodes == 1;
     e.pcie |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric == IntraNodeFabric::kPcie;
     e.nvlink |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric != IntraNodeFabric::kPcie;
     e.across |= shape.nodes > 1;

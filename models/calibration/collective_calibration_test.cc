@@ -223,6 +223,7 @@ TEST(ClusterWriterTest, WrittenYamlLoadsBackToTheSameSpec) {
   spec.collectives.min_channels = 24;
   spec.gpu.gemm_half_flops = 2e10;
   spec.host.cpu_vendor = CpuVendor::kAmd;
+  spec.intra_node.nvls_step_latency = 2345 * kNanosecond;
   std::ostringstream out;
   write_cluster_yaml(out, spec, {"test"}, {{"nic.efficiency", "fitted"}});
   const ClusterSpec back = parse_cluster_spec(ConfigNode::load_string(out.str(), "written.yaml"));
@@ -233,6 +234,7 @@ TEST(ClusterWriterTest, WrittenYamlLoadsBackToTheSameSpec) {
   EXPECT_EQ(back.intra_node.gpu_link.latency, spec.intra_node.gpu_link.latency);
   EXPECT_DOUBLE_EQ(back.intra_node.gpu_link.efficiency, spec.intra_node.gpu_link.efficiency);
   EXPECT_EQ(back.intra_node.nvls, spec.intra_node.nvls);
+  EXPECT_EQ(back.intra_node.nvls_step_latency, 2345 * kNanosecond);
   EXPECT_EQ(back.network.rail_optimized, spec.network.rail_optimized);
   EXPECT_DOUBLE_EQ(back.gpu.peak_flops_per_s.at(Dtype::kFp8),
                    spec.gpu.peak_flops_per_s.at(Dtype::kFp8));
