@@ -1,5 +1,5 @@
 // One discrete-event simulation: it owns the clock, the pending-event queue, the random-number
-// streams and the statistics. No global state, so many simulations can run side by side.
+// streams. No global state, so many simulations can run side by side.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,6 @@
 #include <random>
 
 #include "engine/event_queue.h"
-#include "engine/statistics.h"
 #include "engine/units.h"
 
 namespace trainsim {
@@ -47,9 +46,6 @@ class Simulation {
   // draws do not depend on which other streams exist or in which order they are used.
   std::mt19937_64& rng(std::uint64_t stream_id);
 
-  Statistics& stats() { return stats_; }
-  const Statistics& stats() const { return stats_; }
-
  private:
   bool step();
 
@@ -59,7 +55,6 @@ class Simulation {
   bool stop_requested_ = false;
   std::uint64_t seed_;
   std::map<std::uint64_t, std::mt19937_64> rng_streams_;
-  Statistics stats_;
 };
 
 // SplitMix64 finaliser: a well-mixed 64-bit hash, used to derive independent stream seeds.

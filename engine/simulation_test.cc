@@ -87,18 +87,6 @@ TEST(SimulationTest, RandomStreamsDependOnlyOnSeedAndStreamId) {
   EXPECT_NE(other_seed.rng(1)(), a1);
 }
 
-TEST(SimulationTest, StatisticsSummariseValues) {
-  Simulation sim;
-  for (double v : {2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}) sim.stats().add("x", v);
-  const Summary* s = sim.stats().find("x");
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->count(), 8u);
-  EXPECT_DOUBLE_EQ(s->mean(), 5.0);
-  EXPECT_DOUBLE_EQ(s->variance(), 4.0);  // the textbook example: population sd 2
-  EXPECT_DOUBLE_EQ(s->min(), 2.0);
-  EXPECT_DOUBLE_EQ(s->max(), 9.0);
-  EXPECT_EQ(sim.stats().find("y"), nullptr);
-}
 
 }  // namespace
 }  // namespace trainsim
