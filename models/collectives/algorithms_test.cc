@@ -257,7 +257,7 @@ TEST(AlgorithmsTest, EveryNvlsChunkStepPaysTheStepLatency) {
   }
 }
 
-TEST(AlgorithmsTest, NvlsTreeFillsItsPipelineOnceAPerChunk) {
+TEST(AlgorithmsTest, NvlsTreePaysItsPipelineFillOnce) {
   // 2 nodes: 16 NVLS channels x 8 heads = 128 operations; a chunk crosses 2 network stages
   // before the pipeline is full, so k chunks take k + 2 chunk times. The test cluster's NVLink
   // (4 links) makes NCCL rate NVLSTree under 150 GB/s, so its chunks are 32 KiB: 1 GiB in

@@ -133,9 +133,9 @@ double nccl_tree_correction(Protocol protocol, double bytes);
 // the NVLink domain is a head; across nodes, one per NIC rail), each in chunk steps.
 int nccl_nvls_concurrent_ops(const NcclComm& comm);
 // The chunk an NVLS operation of `bytes` moves per step (enqueue.cc): NCCL_NVLS_CHUNKSIZE,
-// 128 KiB (32 KiB across nodes when the tuner rates the algorithm under 150 GB/s), then 64, 32 and 16 KiB
-// while the message is under 64, 8 and 2 chunks per concurrent operation; NVLSTree (`tree`):
-// 64 and 32 KiB under 4 and 1. Mid-size messages so take many small steps.
+// 128 KiB (32 KiB across nodes when the tuner rates the algorithm under 150 GB/s), then 64, 32
+// and 16 KiB while the message is under 64, 8 and 2 chunks per concurrent operation; NVLSTree
+// (`tree`): 64 and 32 KiB under 4 and 1. Mid-size messages so take many small steps.
 double nccl_nvls_chunk_bytes(const NcclComm& comm, double bytes, bool tree = false);
 
 // Steps of a ring operation over n ranks and the inter-node ones among them (NCCL's counts).
