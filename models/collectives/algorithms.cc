@@ -445,10 +445,8 @@ struct Lowering {
           cluster.intra_node.nvls_step_latency > 0) {
         // Each concurrent NVLS operation moves its share in chunk steps, and every step costs
         // the step latency on top of its bytes.
-        const double ops = nccl_nvls_concurrent_ops(comm);
-        const double steps =
-            std::ceil(request.bytes / (ops * nccl_nvls_chunk_bytes(comm, request.bytes, tree)));
-        us += steps * to_seconds(cluster.intra_node.nvls_step_latency) * 1e6;
+        us += nccl_nvls_chunks_per_op(comm, request.bytes, tree) *
+              to_seconds(cluster.intra_node.nvls_step_latency) * 1e6;
       }
     }
     out.latency = launch_cost(cluster, request.gpus_per_thread) + time_from_seconds(us * 1e-6);
@@ -659,9 +657,7 @@ class StreamCollective final : public Collective {
 // extra chunk times each; the 4-node one 0 to 2.
 double pipeline_fill(const NcclComm& comm, const CollectiveRequest& r) {
   if (r.algorithm != Algorithm::kNvlsTree || comm.nodes < 2) return 1.0;
-  const double chunks = std::max(
-      1.0, std::ceil(r.bytes / (nccl_nvls_concurrent_ops(comm) *
-                                nccl_nvls_chunk_bytes(comm, r.bytes, true))));
+  const double chunks = nccl_nvls_chunks_per_op(comm, r.bytes, true);
   return (chunks + 2) / chunks;
 }
 

@@ -79,7 +79,7 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
 }
 
 bool is_nccl_algorithm(Algorithm algorithm) {
-  return algorithm != Algorithm::kHierarchical;
+  return algorithm <= Algorithm::kPat;
 }
 
 std::string nccl_version_name(NcclVersion version) {
@@ -171,15 +171,18 @@ std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name,
   if (name == "NCCL_ALGO") {
     // NCCL's collective algorithms: "^Tree" leaves the others of these, none of trainsim's own
     // (hierarchical) nor the point-to-point forms, which NCCL_ALGO does not select.
-    static const std::vector<Algorithm> nccl = {
-        Algorithm::kRing,          Algorithm::kTree,         Algorithm::kNvls, Algorithm::kNvlsTree,
-        Algorithm::kCollNetDirect, Algorithm::kCollNetChain, Algorithm::kPat};
+    static const std::vector<Algorithm> nccl = [] {
+      std::vector<Algorithm> v;
+      for (const Algorithm a : all_algorithms()) {
+        if (is_nccl_algorithm(a)) v.push_back(a);
+      }
+      return v;
+    }();
     return parse_list<Algorithm>(
         value, nccl,
-        [](const std::string& s) -> std::optional<Algorithm> {
-          const auto a = parse_algorithm(s);
-          if (a && std::find(nccl.begin(), nccl.end(), *a) != nccl.end()) return a;
-          return std::nullopt;
+        [](const std::string& s) {
+          auto a = parse_algorithm(s);
+          return a && is_nccl_algorithm(*a) ? a : std::nullopt;
         },
         tuning.algorithms, "algorithm");
   }

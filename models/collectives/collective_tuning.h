@@ -24,6 +24,7 @@ enum class Algorithm {
   kCollNetDirect,  // in-network reduction (IB SHARP), every local GPU talking to the NIC heads
   kCollNetChain,   // in-network reduction, a chain inside the node to one head per rail
   kPat,            // parallel aggregated trees (all-gather, reduce-scatter at one GPU per node)
+  // (the ones above are NCCL's collective algorithms, is_nccl_algorithm)
   kHierarchical,   // not NCCL's: reduce-scatter in node, ring all-reduce across, all-gather
   kDirect,         // all-to-all as grouped point-to-point, each GPU on its own NIC (no PXN)
   kTwoD,           // all-to-all as NCCL runs it with PXN: through the GPU on the destination's rail
@@ -48,7 +49,8 @@ const std::vector<Protocol>& all_protocols();
 std::string_view algorithm_name(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 const std::vector<Algorithm>& all_algorithms();
-// The algorithms NCCL itself has (what --algo auto chooses among).
+// NCCL's own collective algorithms, Ring to PAT (what --algo auto and NCCL_ALGO choose among;
+// not trainsim's hierarchical one nor the point-to-point forms).
 bool is_nccl_algorithm(Algorithm algorithm);
 
 std::string nccl_version_name(NcclVersion version);  // "2.29"
@@ -98,7 +100,8 @@ struct CollectiveTuning {
 // NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS, NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS,
 // NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE.
 // Variables that do not change the model (NCCL_CROSS_NIC: rings stay on their rails where the
-// fabric has them; NCCL_IB_HCA, NCCL_DEBUG, ...) are accepted and ignored. Returns an error message, empty on success.
+// fabric has them; NCCL_IB_HCA, NCCL_DEBUG, ...) are accepted and ignored. Returns an error
+// message, empty on success.
 std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name, std::string_view value);
 // The variables that reproduce the tuning's non-default settings, in a fixed order.
 std::vector<std::pair<std::string, std::string>> nccl_env_of(const CollectiveTuning& tuning);

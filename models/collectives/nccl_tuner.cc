@@ -672,6 +672,11 @@ double nccl_nvls_chunk_bytes(const NcclComm& comm, double bytes, bool tree) {
   return chunk;
 }
 
+double nccl_nvls_chunks_per_op(const NcclComm& comm, double bytes, bool tree) {
+  const double chunk = nccl_nvls_chunk_bytes(comm, bytes, tree);
+  return std::max(1.0, std::ceil(bytes / (nccl_nvls_concurrent_ops(comm) * chunk)));
+}
+
 int nccl_p2p_op_channels(const NcclComm& comm, double bytes) {
   // Every peer gets p2pnChannelsPerPeer, the minimum over all peers.
   const int per_peer = comm.p2p_channels_per_peer;

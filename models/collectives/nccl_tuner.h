@@ -137,6 +137,9 @@ int nccl_nvls_concurrent_ops(const NcclComm& comm);
 // and 16 KiB while the message is under 64, 8 and 2 chunks per concurrent operation; NVLSTree
 // (`tree`): 64 and 32 KiB under 4 and 1. Mid-size messages so take many small steps.
 double nccl_nvls_chunk_bytes(const NcclComm& comm, double bytes, bool tree = false);
+// The chunk steps each concurrent operation of an NVLS (or NVLSTree) operation takes: its share
+// of `bytes` in those chunks, one step at least.
+double nccl_nvls_chunks_per_op(const NcclComm& comm, double bytes, bool tree = false);
 
 // Steps of a ring operation over n ranks and the inter-node ones among them (NCCL's counts).
 int nccl_ring_steps(CollectiveOp op, int ranks);
