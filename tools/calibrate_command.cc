@@ -183,11 +183,10 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
            "tuner); calibration fits only physical constants, by least squares on log(predicted /\n"
            "measured time) over every row of the logs: the achieved fraction of NVLink (or PCIe)\n"
            "and NIC line rate, NVLS efficiency and the cost of an NVLS chunk step, the host's\n"
-           "launch cost per GPU, per-hop latency\n"
-           "scales of NVLink, PCIe and the network relative to NCCL's figures and of LL and LL128\n"
-           "relative to Simple, the throughput of a point-to-point channel over the network and\n"
-           "over NVLink, and the fraction of the links point-to-point traffic reaches - those the\n"
-           "logs inform. Each value is\n"
+           "launch cost per GPU, per-hop latency scales of NVLink, PCIe and the network relative\n"
+           "to NCCL's figures and of LL and LL128 relative to Simple, the throughput of a\n"
+           "point-to-point channel over the network and over NVLink, and the fraction of the\n"
+           "links point-to-point traffic reaches - those the logs inform. Each value is\n"
            "printed with its standard uncertainty (covariance of the fit); a warning names logs\n"
            "that pull one value apart, and values the cluster file set that the fit replaces.\n"
            "Each run's nodes and GPUs come from its device list (or LOG@NxG). The measured time\n"
@@ -293,10 +292,12 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   for (const auto& p : result.parameters) {
     char line[256];
     std::snprintf(line, sizeof line, "  %-46s %14s +- %s\n", p.key.c_str(),
-                  display_fitted(p.value, p.unit).c_str(), display_fitted(p.uncertainty, p.unit).c_str());
+                  display_fitted(p.value, p.unit).c_str(),
+                  display_fitted(p.uncertainty, p.unit).c_str());
     text << line;
     updates.push_back({p.key, p.value, dimension_of(p.unit),
-                       "fitted by trainsim calibrate: +- " + display_fitted(p.uncertainty, p.unit)});
+                       "fitted by trainsim calibrate: +- " +
+                           display_fitted(p.uncertainty, p.unit)});
   }
   // Values the cluster file set that the fit replaces.
   std::ifstream in(cluster_path);

@@ -231,8 +231,9 @@ struct Parameter {
 
 // Settings of the fit, not physical constants. A parameter the logs say little about is pulled
 // weakly to its starting value (a residual of weight 0.02 on its log ratio, against 1 for each
-// measured row, so a handful of rows outweighs it). Rows below 1 MiB (the size the accuracy is scored from) count 0.3,
-// so that latency-bound rows inform the latencies without outweighing the bandwidth rows.
+// measured row, so a handful of rows outweighs it). Rows below 1 MiB (the size the accuracy is
+// scored from) count 0.3, so that latency-bound rows inform the latencies without outweighing
+// the bandwidth rows.
 constexpr double kPriorWeight = 0.02;
 constexpr double kScoredBytes = 1024.0 * 1024.0;
 constexpr double kSmallSizeWeight = 0.3;
