@@ -5,7 +5,7 @@
 
 #include "engine/check.h"
 #include "engine/routing.h"
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 #include "tools/version.h"
 
 #ifndef TRAINSIM_SOURCE_DIR

@@ -120,7 +120,7 @@ int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const models::BatchScaling batch =
         models::resolve_batch_scaling(in.workload, study.scaling, gpn, gpn);
     const models::QualityTarget target =
-        models::resolve_quality_target(in.workload, study.target_quality);
+        models::resolve_quality_target(in.workload, study.target_quality, study.target_origin);
     if (by_deadline && !target.min_examples) {
       throw UsageError(
           "plan: --deadline needs time-to-quality: the model has no convergence "

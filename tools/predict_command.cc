@@ -109,7 +109,10 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
       throw UsageError("--scaling must be strong, weak or job, not '" + scaling + "'");
     }
   }
-  if (vm.count("target")) study_options.target_quality = vm["target"].as<double>();
+  if (vm.count("target")) {
+    study_options.target_quality = vm["target"].as<double>();
+    study_options.target_origin = models::SourceLocation{"--target", 0, 0, "target"};
+  }
   const std::string network = vm["network"].as<std::string>();
   if (network != "flow" && network != "analytic") {
     throw UsageError("--network must be flow or analytic, not '" + network + "'");

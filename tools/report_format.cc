@@ -49,9 +49,10 @@ ModelSummary summarize(const models::Workload& w, const models::BatchScaling& ba
     s.job = job.name;
     if (std::holds_alternative<models::RecsysModelSpec>(w.model)) {
       s.job += ", sharding " + job.sharding +
-               (job.group == 0  ? ""
-                : job.group < 0 ? " (2D, group = node)"
-                                : " (2D, group = " + std::to_string(job.group) + " GPUs)");
+               (job.group.kind == models::ShardingGroup::Kind::kWorld ? ""
+                : job.group.kind == models::ShardingGroup::Kind::kNode
+                    ? " (2D, group = node)"
+                    : " (2D, group = " + std::to_string(job.group.gpus) + " GPUs)");
     }
   }
   return s;

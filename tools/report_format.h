@@ -4,8 +4,8 @@
 #include <ostream>
 #include <string>
 
-#include "models/hardware/cluster_spec.h"
 #include "models/scaling/scaling_study.h"
+#include "models/spec/cluster_spec.h"
 
 namespace trainsim::cli {
 

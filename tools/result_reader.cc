@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 #include "tools/report_format.h"
 
 namespace trainsim::cli {

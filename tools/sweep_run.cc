@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/job_config.h"
+#include "models/config/recsys_config.h"
 #include "tools/cli.h"
 #include "tools/report_format.h"
 #include "tools/version.h"
@@ -240,7 +241,8 @@ SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
     const models::BatchScaling batch = models::resolve_batch_scaling(
         in.workload, job.study.scaling, baseline * gpn, std::max(baseline, p.nodes) * gpn);
     const models::QualityTarget target =
-        models::resolve_quality_target(in.workload, job.study.target_quality);
+        models::resolve_quality_target(in.workload, job.study.target_quality,
+                                       job.study.target_origin);
     auto simulate = [&](int nodes) {
       return models::simulate_point(in.cluster, in.workload, nodes, batch.at(nodes * gpn),
                                     job.study.simulation, &target);

@@ -14,8 +14,8 @@
 
 #include "models/calibration/collective_calibration.h"
 #include "models/config/cluster_config.h"
-#include "models/config/config_error.h"
 #include "models/config/validation_case.h"
+#include "models/spec/config_error.h"
 #include "tools/cli.h"
 
 namespace trainsim::cli {

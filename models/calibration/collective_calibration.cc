@@ -16,8 +16,8 @@
 #include "engine/check.h"
 #include "engine/routing.h"
 #include "models/collectives/algorithms.h"
-#include "models/config/config_error.h"
 #include "models/hardware/cluster_topology.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "models/collectives/collective_tuning.h"
 #include "models/collectives/nccl_tests_log.h"
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/collective_tuning.h"
 
 namespace trainsim::models {
 

@@ -10,7 +10,7 @@
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/calibration/collective_calibration.h"
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
 
 namespace trainsim::models {
 

@@ -29,11 +29,11 @@
 
 #include "engine/flow_network.h"
 #include "models/collectives/collective.h"
-#include "models/collectives/collective_op.h"
-#include "models/collectives/collective_tuning.h"
 #include "models/collectives/nccl_tuner.h"
-#include "models/hardware/cluster_spec.h"
 #include "models/hardware/cluster_topology.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/collective_op.h"
+#include "models/spec/collective_tuning.h"
 
 namespace trainsim::models {
 

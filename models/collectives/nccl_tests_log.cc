@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/collectives/collective_op.h"
+#include "models/spec/collective_op.h"
 
 namespace trainsim::models {
 

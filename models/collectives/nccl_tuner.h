@@ -14,9 +14,9 @@
 
 #include <optional>
 
-#include "models/collectives/collective_op.h"
-#include "models/collectives/collective_tuning.h"
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/collective_op.h"
+#include "models/spec/collective_tuning.h"
 
 namespace trainsim::models {
 

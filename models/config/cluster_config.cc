@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "models/config/config_node.h"
 #include "models/config/runtime_config.h"
 
 namespace trainsim::models {

@@ -4,10 +4,12 @@
 
 #include <string>
 
-#include "models/config/config_node.h"
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/setting.h"
 
 namespace trainsim::models {
+
+class ConfigNode;  // models/config/config_node.h (YAML stays inside models/config)
 
 ClusterSpec load_cluster_spec(const std::string& path,
                               const std::vector<YamlSetting>& settings = {});

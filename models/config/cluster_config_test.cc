@@ -1,6 +1,7 @@
 // Loading cluster specs: the shipped ones load, and each kind of bad input gives one error that
 // names the file, line, column and key path.
 #include "models/config/cluster_config.h"
+#include "models/config/config_node.h"
 
 #include <string>
 

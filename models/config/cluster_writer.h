@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
 
 namespace trainsim::models {
 

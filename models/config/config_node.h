@@ -12,17 +12,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "models/config/config_error.h"
 #include "models/config/quantity.h"
+#include "models/spec/config_error.h"
+#include "models/spec/setting.h"
 
 namespace trainsim::models {
-
-// A value put at a key path of a file as it is loaded (from --set or a sweep axis): `keys` inside
-// the file, `value` as YAML text. Missing maps on the way are created.
-struct YamlSetting {
-  std::vector<std::string> keys;
-  std::string value;
-};
 
 class ConfigNode {
  public:

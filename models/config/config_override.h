@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "models/config/config_error.h"
-#include "models/config/config_node.h"
+#include "models/spec/config_error.h"
+#include "models/spec/setting.h"
 
 namespace trainsim::models {
 

@@ -45,11 +45,11 @@ JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& s
     if (auto group = s.optional("group")) {
       const std::string g = group->as_string();
       if (g == "all") {
-        job.group = 0;
+        job.group = ShardingGroup::world();
       } else if (g == "node") {
-        job.group = -1;
+        job.group = ShardingGroup::node();
       } else {
-        job.group = static_cast<int>(group->positive_integer());
+        job.group = ShardingGroup::of(static_cast<int>(group->positive_integer()));
       }
     }
     if (auto hot = s.optional("hot_rows")) {
@@ -118,61 +118,6 @@ JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& s
   }
   map.finish();
   return job;
-}
-
-double job_batch_per_gpu(const JobSpec& job, int gpus) {
-  return job.batch_per_gpu ? *job.batch_per_gpu : *job.global_batch / gpus;
-}
-
-ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context) {
-  const int group = job.group == 0  ? context.world
-                    : job.group < 0 ? std::min(context.gpus_per_node, context.world)
-                                    : job.group;
-  if (group > context.world || context.world % group != 0) {
-    throw ConfigError(job.sharding_location, "a sharding group of " + std::to_string(group) +
-                                                 " GPUs does not divide " +
-                                                 std::to_string(context.world) + " GPUs");
-  }
-  // The tables the plan lists are placed as it says; the others by the strategy (greedy for
-  // strategy: plan).
-  ShardingPlan plan =
-      job.sharding == "greedy" || job.sharding == "plan"
-          ? greedy_plan(context, group, job.hot_rows)
-          : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
-  if (job.plan.empty()) return plan;
-  const RecsysModelSpec& model = *context.model;
-  plan.name = "plan from " + job.source_file;
-  for (const PlannedTable& t : job.plan) {
-    std::size_t index = model.tables.size();
-    for (std::size_t i = 0; i < model.tables.size(); ++i) {
-      if (model.tables[i].name == t.table) index = i;
-    }
-    if (index == model.tables.size()) {
-      throw ConfigError(t.location,
-                        "no table named '" + t.table + "' in model '" + model.name + "'");
-    }
-    TablePlacement p;
-    p.strategy = t.strategy;
-    p.hot_rows = t.hot_rows ? *t.hot_rows : job.hot_rows;
-    if (!t.gpus.empty()) {
-      for (const int g : t.gpus) {
-        if (g >= group) {
-          throw ConfigError(t.location, "GPU " + std::to_string(g) +
-                                            " is not in the sharding group (GPUs 0.." +
-                                            std::to_string(group - 1) + ")");
-        }
-      }
-      p.ranks = t.gpus;
-    } else {
-      ShardingPlan one = uniform_plan(t.strategy, context, group, p.hot_rows);
-      p.ranks = one.tables[index].ranks;
-    }
-    if (t.strategy == ShardingStrategy::kTableWise && p.ranks.size() != 1) {
-      throw ConfigError(t.location, "table-wise places a table on exactly one GPU");
-    }
-    plan.tables[index] = p;
-  }
-  return plan;
 }
 
 std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,

@@ -1,7 +1,7 @@
 #include "models/config/model_config.h"
 
-#include "models/collectives/algorithms.h"
 #include "models/config/cluster_config.h"
+#include "models/config/config_node.h"
 #include "models/config/runtime_config.h"
 
 namespace trainsim::models {

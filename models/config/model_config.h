@@ -3,11 +3,13 @@
 
 #include <string>
 
-#include "models/config/config_node.h"
-#include "models/hardware/cluster_spec.h"
-#include "models/workload/dense_model.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/dense_model.h"
+#include "models/spec/setting.h"
 
 namespace trainsim::models {
+
+class ConfigNode;  // models/config/config_node.h (YAML stays inside models/config)
 
 DenseModelSpec load_dense_model_spec(const std::string& path);
 DenseModelSpec parse_dense_model_spec(const ConfigNode& root);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "models/config/cluster_config.h"
+#include "models/config/config_node.h"
 #include "models/config/model_config.h"
 #include "models/config/runtime_config.h"
 
@@ -244,10 +245,6 @@ ModelSpec load_model_spec(const std::string& path, const std::vector<YamlSetting
     if (k != "dense") kind.fail("must be dense or recsys, got '" + k + "'");
   }
   return parse_dense_model_spec(root);
-}
-
-const std::string& model_name(const ModelSpec& model) {
-  return std::visit([](const auto& m) -> const std::string& { return m.name; }, model);
 }
 
 }  // namespace trainsim::models

@@ -5,20 +5,17 @@
 #include <string>
 #include <variant>
 
-#include "models/config/config_node.h"
-#include "models/workload/dense_model.h"
-#include "models/workload/recsys_model.h"
+#include "models/spec/model_spec.h"
+#include "models/spec/setting.h"
 
 namespace trainsim::models {
 
-using ModelSpec = std::variant<DenseModelSpec, RecsysModelSpec>;
+class ConfigNode;  // models/config/config_node.h (YAML stays inside models/config)
 
 ModelSpec load_model_spec(const std::string& path, const std::vector<YamlSetting>& settings = {});
 RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root);
 // The access distribution of a table from its config node: {distribution: uniform | zipf with
 // alpha | histogram with file (relative to the model file)}.
 AccessDistribution parse_access(const ConfigNode& node, double rows);
-
-const std::string& model_name(const ModelSpec& model);
 
 }  // namespace trainsim::models

@@ -10,6 +10,7 @@
 
 #include "models/config/config_node.h"
 #include "models/config/job_config.h"
+#include "models/sharding/sharding_plan.h"
 
 namespace trainsim::models {
 namespace {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "models/config/config_node.h"
+
 namespace trainsim::models {
 
 namespace {

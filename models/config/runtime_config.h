@@ -3,10 +3,12 @@
 // checkpoint.
 #pragma once
 
-#include "models/config/config_node.h"
-#include "models/runtime/runtime_spec.h"
+#include "models/spec/runtime_spec.h"
+#include "models/spec/setting.h"
 
 namespace trainsim::models {
+
+class ConfigNode;  // models/config/config_node.h (YAML stays inside models/config)
 
 StorageSpec parse_storage(const ConfigNode& node);
 HostSpec parse_host(const ConfigNode& node);

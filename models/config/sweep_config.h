@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/collectives/collective_op.h"
-#include "models/collectives/collective_tuning.h"
+#include "models/spec/collective_op.h"
+#include "models/spec/collective_tuning.h"
 
 namespace trainsim::models {
 

@@ -5,7 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 

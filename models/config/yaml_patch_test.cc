@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 namespace {

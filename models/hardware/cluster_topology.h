@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/topology.h"
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
 
 namespace trainsim::models {
 

@@ -4,7 +4,7 @@
 // asynchronous checkpoints.
 #pragma once
 
-#include "models/runtime/runtime_spec.h"
+#include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 

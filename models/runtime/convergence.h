@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "models/runtime/runtime_spec.h"
+#include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 

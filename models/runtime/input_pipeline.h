@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/units.h"
-#include "models/runtime/runtime_spec.h"
+#include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 

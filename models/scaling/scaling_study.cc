@@ -121,14 +121,15 @@ BatchScaling resolve_batch_scaling(const Workload& w, ScalingMode mode, int base
 }
 
 QualityTarget resolve_quality_target(const Workload& w,
-                                     const std::optional<double>& target_quality) {
+                                     const std::optional<double>& target_quality,
+                                     const SourceLocation& origin) {
   QualityTarget t;
   const ConvergenceSpec& c = convergence_of(w);
   t.metric = c.metric;
   t.critical_batch = c.critical_batch;
   if (!c.configured) {
     const char* const why = "a target quality needs the model's convergence section (curve)";
-    if (target_quality) throw ConfigError(SourceLocation{"--target", 0, 0, "target"}, why);
+    if (target_quality) throw ConfigError(origin, why);
     if (w.job && w.job->target_quality) throw ConfigError(w.job->target_location, why);
     // Default: no batch penalty; one epoch to the target when the dataset size is known.
     t.default_model = true;
@@ -138,7 +139,7 @@ QualityTarget resolve_quality_target(const Workload& w,
   SourceLocation where = c.target_location;
   if (target_quality) {
     t.quality = target_quality;
-    where = SourceLocation{"--target", 0, 0, "target"};
+    where = origin;
   } else if (w.job && w.job->target_quality) {
     t.quality = w.job->target_quality;
     where = w.job->target_location;
@@ -213,7 +214,7 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
   study.batch =
       resolve_batch_scaling(workload, options.scaling, node_counts.front() * cluster.gpus_per_node,
                             node_counts.back() * cluster.gpus_per_node);
-  study.target = resolve_quality_target(workload, options.target_quality);
+  study.target = resolve_quality_target(workload, options.target_quality, options.target_origin);
   for (const int nodes : node_counts) {
     StepSimulationOptions sim_options = options.simulation;
     sim_options.keep_trace = nodes == options.trace_nodes;

@@ -10,12 +10,12 @@
 
 #include <optional>
 
-#include "models/config/job_config.h"
-#include "models/config/recsys_config.h"
-#include "models/hardware/cluster_spec.h"
 #include "models/runtime/checkpoint.h"
 #include "models/runtime/input_pipeline.h"
-#include "models/workload/dense_model.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/dense_model.h"
+#include "models/spec/job_spec.h"
+#include "models/spec/model_spec.h"
 #include "models/workload/dense_training.h"
 
 namespace trainsim::models {
@@ -79,6 +79,7 @@ struct ScalingStudyOptions {
   int trace_nodes = 0;  // keep the trace of this node count (0: none)
   ScalingMode scaling = ScalingMode::kJob;
   std::optional<double> target_quality;  // overrides the job's and the model's
+  SourceLocation target_origin;          // where target_quality was given, for errors
 };
 
 struct ScalingStudy {
@@ -106,10 +107,12 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
 BatchScaling resolve_batch_scaling(const Workload& workload, ScalingMode mode, int baseline_gpus,
                                    int largest_gpus);
 
-// The quality target and convergence parameters (throws ConfigError for a target the model's
-// convergence curve cannot reach).
+// The quality target and convergence parameters; `target_quality`, given at `origin`, overrides
+// the job's and the model's (throws ConfigError for a target the model's convergence curve cannot
+// reach).
 QualityTarget resolve_quality_target(const Workload& workload,
-                                     const std::optional<double>& target_quality);
+                                     const std::optional<double>& target_quality,
+                                     const SourceLocation& origin = {});
 
 // Parameters and optimizer state of the model: what a checkpoint holds.
 double model_state_bytes(const Workload& workload);

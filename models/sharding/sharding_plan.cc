@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "engine/check.h"
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 
@@ -26,36 +26,6 @@ double hbm_seconds(double bytes, double bandwidth) {
 }
 
 }  // namespace
-
-std::string_view strategy_name(ShardingStrategy strategy) {
-  switch (strategy) {
-    case ShardingStrategy::kTableWise:
-      return "table_wise";
-    case ShardingStrategy::kRowWise:
-      return "row_wise";
-    case ShardingStrategy::kColumnWise:
-      return "column_wise";
-    case ShardingStrategy::kTableRowWise:
-      return "table_row_wise";
-    case ShardingStrategy::kDataParallel:
-      return "data_parallel";
-  }
-  return "?";
-}
-
-const std::vector<ShardingStrategy>& all_strategies() {
-  static const std::vector<ShardingStrategy> all = {
-      ShardingStrategy::kTableWise, ShardingStrategy::kRowWise, ShardingStrategy::kColumnWise,
-      ShardingStrategy::kTableRowWise, ShardingStrategy::kDataParallel};
-  return all;
-}
-
-std::optional<ShardingStrategy> parse_strategy(std::string_view name) {
-  for (const ShardingStrategy s : all_strategies()) {
-    if (strategy_name(s) == name) return s;
-  }
-  return std::nullopt;
-}
 
 double ShardCosts::imbalance() const {
   double most = 0.0, total = 0.0;
@@ -585,6 +555,55 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
       load[r] += best->costs.seconds[i];
       used[r] += best->costs.bytes[i];
     }
+  }
+  return plan;
+}
+
+ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context) {
+  const int group = job.group.size(context.world, context.gpus_per_node);
+  if (group > context.world || context.world % group != 0) {
+    throw ConfigError(job.sharding_location, "a sharding group of " + std::to_string(group) +
+                                                 " GPUs does not divide " +
+                                                 std::to_string(context.world) + " GPUs");
+  }
+  // The tables the plan lists are placed as it says; the others by the strategy (greedy for
+  // strategy: plan).
+  ShardingPlan plan =
+      job.sharding == "greedy" || job.sharding == "plan"
+          ? greedy_plan(context, group, job.hot_rows)
+          : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
+  if (job.plan.empty()) return plan;
+  const RecsysModelSpec& model = *context.model;
+  plan.name = "plan from " + job.source_file;
+  for (const PlannedTable& t : job.plan) {
+    std::size_t index = model.tables.size();
+    for (std::size_t i = 0; i < model.tables.size(); ++i) {
+      if (model.tables[i].name == t.table) index = i;
+    }
+    if (index == model.tables.size()) {
+      throw ConfigError(t.location,
+                        "no table named '" + t.table + "' in model '" + model.name + "'");
+    }
+    TablePlacement p;
+    p.strategy = t.strategy;
+    p.hot_rows = t.hot_rows ? *t.hot_rows : job.hot_rows;
+    if (!t.gpus.empty()) {
+      for (const int g : t.gpus) {
+        if (g >= group) {
+          throw ConfigError(t.location, "GPU " + std::to_string(g) +
+                                            " is not in the sharding group (GPUs 0.." +
+                                            std::to_string(group - 1) + ")");
+        }
+      }
+      p.ranks = t.gpus;
+    } else {
+      ShardingPlan one = uniform_plan(t.strategy, context, group, p.hot_rows);
+      p.ranks = one.tables[index].ranks;
+    }
+    if (t.strategy == ShardingStrategy::kTableWise && p.ranks.size() != 1) {
+      throw ConfigError(t.location, "table-wise places a table on exactly one GPU");
+    }
+    plan.tables[index] = p;
   }
   return plan;
 }

@@ -15,30 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "models/hardware/cluster_spec.h"
-#include "models/workload/recsys_model.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/job_spec.h"
+#include "models/spec/recsys_model.h"
+#include "models/spec/sharding_spec.h"
 
 namespace trainsim::models {
-
-enum class ShardingStrategy { kTableWise, kRowWise, kColumnWise, kTableRowWise, kDataParallel };
-
-std::string_view strategy_name(ShardingStrategy strategy);
-std::optional<ShardingStrategy> parse_strategy(std::string_view name);
-const std::vector<ShardingStrategy>& all_strategies();
-
-struct TablePlacement {
-  ShardingStrategy strategy = ShardingStrategy::kTableWise;
-  // Group-local ranks holding the table's shards: one for table-wise, the group (or a node of it)
-  // for row-wise and table-row-wise, k for column-wise, all for data-parallel.
-  std::vector<int> ranks;
-  double hot_rows = 0;  // most popular rows replicated on every GPU
-};
-
-struct ShardingPlan {
-  std::string name;
-  int group_size = 0;  // GPUs per sharding group; the world size without 2D sharding
-  std::vector<TablePlacement> tables;  // one per model table, same order
-};
 
 struct ShardingContext {
   const RecsysModelSpec* model = nullptr;
@@ -118,5 +100,10 @@ ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, dou
 inline double embedding_seconds(const RankLoad& load) {
   return load.lookup_seconds + load.update_seconds;
 }
+
+// The job's sharding plan (its strategy, group and listed tables) for the context's world. Throws
+// ConfigError (at the job's key) for a group that does not divide the world, or a plan naming an
+// unknown table or GPU.
+ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context);
 
 }  // namespace trainsim::models

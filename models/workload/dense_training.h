@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/task_graph.h"
-#include "models/hardware/cluster_spec.h"
-#include "models/workload/dense_model.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/dense_model.h"
 
 namespace trainsim::models {
 

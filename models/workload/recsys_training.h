@@ -7,11 +7,11 @@
 // and each collective waits for its slowest participant (measured as load imbalance).
 #pragma once
 
-#include "models/config/job_config.h"
-#include "models/hardware/cluster_spec.h"
 #include "models/sharding/sharding_plan.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/job_spec.h"
+#include "models/spec/recsys_model.h"
 #include "models/workload/dense_training.h"
-#include "models/workload/recsys_model.h"
 
 namespace trainsim::models {
 

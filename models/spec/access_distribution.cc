@@ -1,4 +1,4 @@
-#include "models/sharding/access_distribution.h"
+#include "models/spec/access_distribution.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,10 +6,10 @@
 
 #include <optional>
 
-#include "models/collectives/collective_tuning.h"
-#include "models/config/config_error.h"
-#include "models/hardware/dtype.h"
-#include "models/runtime/runtime_spec.h"
+#include "models/spec/collective_tuning.h"
+#include "models/spec/config_error.h"
+#include "models/spec/dtype.h"
+#include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 

@@ -1,4 +1,4 @@
-#include "models/workload/recsys_model.h"
+#include "models/spec/recsys_model.h"
 
 #include <numeric>
 

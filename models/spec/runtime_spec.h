@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/units.h"
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 namespace trainsim::models {
 

@@ -1,4 +1,4 @@
-#include "models/hardware/dtype.h"
+#include "models/spec/dtype.h"
 
 namespace trainsim::models {
 

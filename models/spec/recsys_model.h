@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "models/config/config_error.h"
-#include "models/hardware/dtype.h"
-#include "models/runtime/runtime_spec.h"
-#include "models/sharding/access_distribution.h"
+#include "models/spec/access_distribution.h"
+#include "models/spec/config_error.h"
+#include "models/spec/dtype.h"
+#include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 

@@ -1,5 +1,5 @@
 // Access distributions against closed forms and brute-force samples.
-#include "models/sharding/access_distribution.h"
+#include "models/spec/access_distribution.h"
 
 #include <cmath>
 #include <random>

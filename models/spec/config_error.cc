@@ -1,4 +1,4 @@
-#include "models/config/config_error.h"
+#include "models/spec/config_error.h"
 
 #include <utility>
 

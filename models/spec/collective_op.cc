@@ -1,4 +1,4 @@
-#include "models/collectives/collective_op.h"
+#include "models/spec/collective_op.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "models/hardware/cluster_spec.h"
+#include "models/spec/cluster_spec.h"
 
 #include <algorithm>
 

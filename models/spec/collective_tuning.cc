@@ -1,4 +1,4 @@
-#include "models/collectives/collective_tuning.h"
+#include "models/spec/collective_tuning.h"
 
 #include <algorithm>
 #include <cctype>

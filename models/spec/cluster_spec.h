@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "engine/units.h"
-#include "models/collectives/collective_tuning.h"
-#include "models/hardware/dtype.h"
-#include "models/runtime/runtime_spec.h"
+#include "models/spec/collective_tuning.h"
+#include "models/spec/dtype.h"
+#include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 

@@ -1,0 +1,76 @@
+// A training job (configs/jobs/*.yaml): which cluster and model by default, the batch, how the
+// embedding tables are sharded (a strategy for all, the greedy planner, or an explicit plan; 2D
+// groups; hot-row replication), communication precision and algorithms, overlap switches.
+// Plain data; models/config/job_config.h reads it from YAML.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/spec/collective_tuning.h"
+#include "models/spec/config_error.h"
+#include "models/spec/dtype.h"
+#include "models/spec/runtime_spec.h"
+#include "models/spec/sharding_spec.h"
+
+namespace trainsim::models {
+
+// The GPUs of one sharding group (2D sharding: each group holds a full copy of the tables).
+struct ShardingGroup {
+  enum class Kind {
+    kWorld,  // every GPU (no 2D sharding)
+    kNode,   // the GPUs of one node
+    kGpus,   // a given number of GPUs
+  };
+  Kind kind = Kind::kWorld;
+  int gpus = 0;  // kGpus only
+
+  static ShardingGroup world() { return {}; }
+  static ShardingGroup node() { return {Kind::kNode, 0}; }
+  static ShardingGroup of(int gpus) { return {Kind::kGpus, gpus}; }
+  // GPUs per group in a world of `world` GPUs, `gpus_per_node` to a node.
+  int size(int world, int gpus_per_node) const;
+};
+
+struct PlannedTable {
+  std::string table;
+  ShardingStrategy strategy = ShardingStrategy::kTableWise;
+  std::vector<int> gpus;  // group-local GPUs; empty: the strategy's default
+  std::optional<double> hot_rows;
+  SourceLocation location;
+};
+
+struct JobSpec {
+  std::string name;
+  std::string description;
+  std::string source_file;
+  std::string cluster;  // default cluster file (may be empty)
+  std::string model;    // default model file (may be empty)
+  std::optional<double> batch_per_gpu;
+  std::optional<double> global_batch;
+  SourceLocation batch_location;
+  // Sharding: "greedy", a strategy name, or "plan" (= greedy); the tables listed in `plan` are
+  // placed as listed, the others by this strategy.
+  std::string sharding = "greedy";
+  ShardingGroup group;
+  double hot_rows = 0;
+  std::vector<PlannedTable> plan;
+  SourceLocation sharding_location;
+  std::optional<Dtype> embedding_communication;  // all-to-all payload (overrides the model)
+  Dtype embedding_sync = Dtype::kFp32;           // replica and replicated-row gradient all-reduces
+  std::optional<Algorithm> all_reduce_algorithm;
+  std::optional<Algorithm> all_to_all_algorithm;  // direct or 2d (unset: by the cluster)
+  bool overlap_gradient_all_reduce = true;
+  int gradient_buckets = 2;
+  // Beyond the step.
+  DataloaderSpec dataloader;
+  CheckpointSpec checkpoint;
+  std::optional<double> target_quality;  // overrides the model's convergence target
+  SourceLocation target_location;
+};
+
+// Batch per GPU for `gpus` GPUs (global batch split evenly, or the per-GPU batch).
+double job_batch_per_gpu(const JobSpec& job, int gpus);
+
+}  // namespace trainsim::models

@@ -1,0 +1,32 @@
+// How embedding tables are placed on GPUs: the strategies, and a plan (one placement per table
+// inside sharding groups of GPUs). Plain data; models/sharding plans and costs them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainsim::models {
+
+enum class ShardingStrategy { kTableWise, kRowWise, kColumnWise, kTableRowWise, kDataParallel };
+
+std::string_view strategy_name(ShardingStrategy strategy);
+std::optional<ShardingStrategy> parse_strategy(std::string_view name);
+const std::vector<ShardingStrategy>& all_strategies();
+
+struct TablePlacement {
+  ShardingStrategy strategy = ShardingStrategy::kTableWise;
+  // Group-local ranks holding the table's shards: one for table-wise, the group (or a node of it)
+  // for row-wise and table-row-wise, k for column-wise, all for data-parallel.
+  std::vector<int> ranks;
+  double hot_rows = 0;  // most popular rows replicated on every GPU
+};
+
+struct ShardingPlan {
+  std::string name;
+  int group_size = 0;  // GPUs per sharding group; the world size without 2D sharding
+  std::vector<TablePlacement> tables;  // one per model table, same order
+};
+
+}  // namespace trainsim::models
