@@ -15,6 +15,7 @@
 #include "models/calibration/collective_calibration.h"
 #include "models/config/config_override.h"
 #include "models/scaling/scaling_study.h"
+#include "models/scenario/scenario.h"
 
 namespace trainsim::cli {
 
@@ -55,21 +56,16 @@ std::vector<int> parse_node_list(const std::string& text);
 void add_study_options(boost::program_options::options_description& options);
 models::ScalingStudyOptions parse_study_options(const boost::program_options::variables_map& vm);
 
-// The cluster and workload from --cluster, --model and --job (with the job's and the shipped
-// defaults), checked against the node counts to simulate.
-struct SimulationInputs {
-  models::ClusterSpec cluster;
-  models::Workload workload;
-  std::vector<models::ConfigOverride> overrides;  // applied while loading (for error locations)
-};
+// The scenario of --cluster, --model, --job and --set (with the job's and the shipped defaults),
+// checked against the node counts to simulate.
+using SimulationInputs = models::Scenario;
 SimulationInputs load_simulation_inputs(const boost::program_options::variables_map& vm,
                                         const std::vector<int>& nodes);
 
 // Config files to load (empty: the job's, else the shipped default) and settings to apply
-// (--set, sweep axes); then the checks that span them for the node counts to simulate.
-struct ConfigFiles {
-  std::string cluster, model, job;
-};
+// (--set, sweep axes); then the checks that span them for the node counts to simulate, as
+// usage errors naming the option to change.
+using ConfigFiles = models::ScenarioFiles;
 // The shipped configs used when neither the command line nor the job names one.
 std::string default_cluster_file();
 std::string default_model_file();

@@ -8,13 +8,10 @@
 #include <boost/program_options.hpp>
 
 #include "engine/chrome_trace.h"
-#include "models/config/cluster_config.h"
 #include "models/config/config_override.h"
-#include "models/config/job_config.h"
-#include "models/config/model_config.h"
 #include "models/config/quantity.h"
-#include "models/config/recsys_config.h"
 #include "models/scaling/scaling_study.h"
+#include "models/scenario/scenario.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
 #include "tools/plot_svg.h"
@@ -165,68 +162,21 @@ std::string default_model_file() { return kDefaultModel; }
 SimulationInputs load_configs(const ConfigFiles& files,
                               const std::vector<models::ConfigOverride>& overrides,
                               const ModelLoader& load_model) {
-  using models::load_with_overrides;
-  using models::settings_for;
-  if (files.job.empty()) {
-    for (const auto& o : overrides) {
-      if (o.target == "job") {
-        throw models::ConfigError(o.origin, o.key() + ": there is no job file to change (--job)");
-      }
-    }
-  }
-  std::optional<models::JobSpec> job;
-  if (!files.job.empty()) {
-    job = load_with_overrides(overrides, "job", [&] {
-      return models::load_job_spec(resolve_config_path(files.job), settings_for(overrides, "job"));
-    });
-  }
-  const std::string cluster_path = !files.cluster.empty()         ? files.cluster
-                                   : job && !job->cluster.empty() ? job->cluster
-                                                                  : kDefaultCluster;
-  const std::string model_path = !files.model.empty()         ? files.model
-                                 : job && !job->model.empty() ? job->model
-                                                              : kDefaultModel;
-  SimulationInputs in{
-      load_with_overrides(overrides, "cluster",
-                          [&] {
-                            return models::load_cluster_spec(resolve_config_path(cluster_path),
-                                                             settings_for(overrides, "cluster"));
-                          }),
-      {load_with_overrides(overrides, "model",
-                           [&] {
-                             const std::string path = resolve_config_path(model_path);
-                             return load_model ? load_model(path, settings_for(overrides, "model"))
-                                               : models::load_model_spec(
-                                                     path, settings_for(overrides, "model"));
-                           }),
-       job},
-      overrides};
-  return in;
+  return models::load_scenario(files, overrides,
+                               {kDefaultCluster, kDefaultModel, resolve_config_path, load_model});
 }
 
 void check_simulation_inputs(const SimulationInputs& in, const std::vector<int>& nodes) {
-  const std::optional<models::JobSpec>& job = in.workload.job;
-  const models::ClusterSpec& cluster = in.cluster;
-  const bool recsys = std::holds_alternative<models::RecsysModelSpec>(in.workload.model);
-  if (recsys && !job) {
-    throw UsageError("model '" + models::model_name(in.workload.model) +
-                     "' is a recommender: give --job FILE (batch and sharding)");
-  }
-  for (const int n : nodes) {
-    if (n > cluster.nodes) {
-      throw UsageError("--nodes " + std::to_string(n) + ": cluster '" + cluster.name + "' (" +
-                       cluster.source_file + ") has " + std::to_string(cluster.nodes) + " nodes");
+  try {
+    models::check_scenario(in, nodes);
+  } catch (const models::ScenarioError& e) {
+    // Named by the option that changes it.
+    if (e.input() == "job") {
+      throw UsageError("model '" + models::model_name(in.workload.model) +
+                       "' is a recommender: give --job FILE (batch and sharding)");
     }
+    throw UsageError("--" + e.input() + " " + e.what());
   }
-  // At the model's key, or at the setting that changed it.
-  models::load_with_overrides(in.overrides, "model", [&] {
-    std::visit(
-        [&](const auto& m) {
-          models::check_compute_dtype(m.compute_dtype, m.compute_dtype_location, cluster);
-        },
-        in.workload.model);
-    return 0;
-  });
 }
 
 namespace {

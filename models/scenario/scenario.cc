@@ -1,0 +1,69 @@
+#include "models/scenario/scenario.h"
+
+#include <optional>
+
+#include "models/config/cluster_config.h"
+#include "models/config/job_config.h"
+#include "models/config/model_config.h"
+#include "models/config/recsys_config.h"
+
+namespace trainsim::models {
+
+Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverride>& overrides,
+                       const ScenarioSources& sources) {
+  auto resolve = [&](const std::string& path) {
+    return sources.resolve_path ? sources.resolve_path(path) : path;
+  };
+  if (files.job.empty()) {
+    for (const auto& o : overrides) {
+      if (o.target == "job") {
+        throw ConfigError(o.origin, o.key() + ": there is no job file to change (give one)");
+      }
+    }
+  }
+  std::optional<JobSpec> job;
+  if (!files.job.empty()) {
+    job = load_with_overrides(overrides, "job", [&] {
+      return load_job_spec(resolve(files.job), settings_for(overrides, "job"));
+    });
+  }
+  const std::string cluster_path = !files.cluster.empty()         ? files.cluster
+                                   : job && !job->cluster.empty() ? job->cluster
+                                                                  : sources.default_cluster;
+  const std::string model_path = !files.model.empty()         ? files.model
+                                 : job && !job->model.empty() ? job->model
+                                                              : sources.default_model;
+  ClusterSpec cluster = load_with_overrides(overrides, "cluster", [&] {
+    return load_cluster_spec(resolve(cluster_path), settings_for(overrides, "cluster"));
+  });
+  ModelSpec model = load_with_overrides(overrides, "model", [&] {
+    const std::string path = resolve(model_path);
+    return sources.load_model ? sources.load_model(path, settings_for(overrides, "model"))
+                              : load_model_spec(path, settings_for(overrides, "model"));
+  });
+  return Scenario{std::move(cluster), Workload{std::move(model), std::move(job)}, overrides};
+}
+
+void check_scenario(const Scenario& scenario, const std::vector<int>& nodes) {
+  const ClusterSpec& cluster = scenario.cluster;
+  if (std::holds_alternative<RecsysModelSpec>(scenario.workload.model) && !scenario.workload.job) {
+    throw ScenarioError("job", "model '" + model_name(scenario.workload.model) +
+                                   "' is a recommender: it needs a job (batch and sharding)");
+  }
+  for (const int n : nodes) {
+    if (n > cluster.nodes) {
+      throw ScenarioError("nodes", std::to_string(n) + ": cluster '" + cluster.name + "' (" +
+                                       cluster.source_file + ") has " +
+                                       std::to_string(cluster.nodes) + " nodes");
+    }
+  }
+  // At the model's key, or at the setting that changed it.
+  load_with_overrides(scenario.overrides, "model", [&] {
+    std::visit(
+        [&](const auto& m) { check_compute_dtype(m.compute_dtype, m.compute_dtype_location, cluster); },
+        scenario.workload.model);
+    return 0;
+  });
+}
+
+}  // namespace trainsim::models

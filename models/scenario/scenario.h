@@ -1,0 +1,64 @@
+// A scenario: the cluster, model and job files of one prediction, with the settings (--set, a
+// sweep's axes) applied as they are loaded, resolved into the specs a study runs, and checked
+// across files (a recommender has a job, the node counts fit the cluster, the cluster's GPU has the
+// model's compute format). Every command that simulates training starts here.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/config/config_override.h"
+#include "models/scaling/scaling_study.h"
+#include "models/spec/cluster_spec.h"
+#include "models/spec/model_spec.h"
+#include "models/spec/setting.h"
+
+namespace trainsim::models {
+
+// The config files of a scenario; an empty one is the job's, else the default.
+struct ScenarioFiles {
+  std::string cluster, model, job;
+};
+
+// How files are found: the defaults for a cluster and a model no file names, and how a path
+// written in a job or on the command line becomes one that opens (e.g. relative to a source tree).
+struct ScenarioSources {
+  std::string default_cluster;
+  std::string default_model;
+  std::function<std::string(const std::string&)> resolve_path;  // unset: as written
+  // Loads a model file with settings (e.g. from a cache); unset: load_model_spec.
+  std::function<ModelSpec(const std::string& path, const std::vector<YamlSetting>&)> load_model;
+};
+
+// The resolved scenario.
+struct Scenario {
+  ClusterSpec cluster;
+  Workload workload;
+  std::vector<ConfigOverride> overrides;  // applied while loading (for error locations)
+};
+
+// A scenario that cannot run as asked, though every file is valid: `input` names what must change
+// ("nodes": a node count the cluster lacks; "job": a recommender without a job).
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(std::string input, const std::string& message)
+      : std::runtime_error(message), input_(std::move(input)) {}
+  const std::string& input() const { return input_; }
+
+ private:
+  std::string input_;
+};
+
+// Loads the files with the overrides that target each. Throws ConfigError (at the file's key, or
+// at the override that set it), also for an override of a job when there is no job file.
+Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverride>& overrides,
+                       const ScenarioSources& sources);
+
+// The checks across files for the node counts to simulate: ScenarioError for a recommender
+// without a job or a node count beyond the cluster's; ConfigError for a compute format the GPU
+// lacks (at the model's key, or at the override that set it).
+void check_scenario(const Scenario& scenario, const std::vector<int>& nodes);
+
+}  // namespace trainsim::models
