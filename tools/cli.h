@@ -48,6 +48,17 @@ boost::program_options::variables_map parse_options(
     const boost::program_options::options_description& options, const std::string& command,
     const std::string& positional);
 
+// The value of option `name`, one of the names of an enum ("--network must be flow or analytic,
+// not 'x'" otherwise).
+template <class E>
+E parse_choice(const boost::program_options::variables_map& vm, const std::string& name,
+               const models::EnumNames<E>& names) {
+  const std::string text = vm[name].as<std::string>();
+  const auto value = names.parse(text);
+  if (!value) throw UsageError("--" + name + " must be " + names.choices() + ", not '" + text + "'");
+  return *value;
+}
+
 // Parses "1,2,4,8" (and ranges "1-4") into positive node counts.
 std::vector<int> parse_node_list(const std::string& text);
 

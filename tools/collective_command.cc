@@ -175,10 +175,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     forced = models::parse_algorithm(algo_name);
     if (!forced) throw UsageError("--algo: unknown algorithm '" + algo_name + "'");
   }
-  const std::string network = vm["network"].as<std::string>();
-  if (network != "flow" && network != "analytic") {
-    throw UsageError("--network must be flow or analytic, not '" + network + "'");
-  }
+  const models::NetworkModel network_model =
+      parse_choice(vm, "network", models::network_model_names());
+  const std::string network(models::network_model_names().name(network_model));
   const std::string format = vm["format"].as<std::string>();
   if (format != "nccl-tests" && format != "csv" && format != "json") {
     throw UsageError("--format must be nccl-tests, csv or json, not '" + format + "'");
@@ -285,7 +284,7 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
       if (rows.size() > 100000) throw UsageError("more than 100000 sizes: raise -i or -f");
     }
   }
-  if (network == "flow") {
+  if (network_model == models::NetworkModel::kFlow) {
     const int threads = vm["threads"].as<int>();
     if (threads < 0) throw UsageError("--threads must not be negative");
     tbb::task_arena arena(threads == 0 ? tbb::task_arena::automatic : threads);

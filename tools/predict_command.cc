@@ -96,26 +96,12 @@ std::vector<models::ConfigOverride> parse_set_options(const po::variables_map& v
 
 models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
   models::ScalingStudyOptions study_options;
-  {
-    const std::string scaling = vm["scaling"].as<std::string>();
-    if (scaling == "strong") {
-      study_options.scaling = models::ScalingMode::kStrong;
-    } else if (scaling == "weak") {
-      study_options.scaling = models::ScalingMode::kWeak;
-    } else if (scaling != "job") {
-      throw UsageError("--scaling must be strong, weak or job, not '" + scaling + "'");
-    }
-  }
+  study_options.scaling = parse_choice(vm, "scaling", models::scaling_mode_names());
   if (vm.count("target")) {
     study_options.target_quality = vm["target"].as<double>();
     study_options.target_origin = models::SourceLocation{"--target", 0, 0, "target"};
   }
-  const std::string network = vm["network"].as<std::string>();
-  if (network != "flow" && network != "analytic") {
-    throw UsageError("--network must be flow or analytic, not '" + network + "'");
-  }
-  study_options.simulation.network =
-      network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
+  study_options.simulation.network = parse_choice(vm, "network", models::network_model_names());
   study_options.simulation.steps = vm["steps"].as<int>();
   study_options.simulation.warmup_steps = vm["warmup"].as<int>();
   study_options.simulation.seed = vm["seed"].as<std::uint64_t>();
@@ -131,7 +117,8 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
     if (!percent || *percent < 0 || *percent > 10) {
       throw UsageError("--solve-quantum: a percentage from 0% to 10%, not '" + text + "'");
     }
-    study_options.simulation.solve_quantum = -static_cast<Time>(*percent * 1e4);  // ppm
+    study_options.simulation.solve_quantum =
+        models::StepShare{static_cast<std::int64_t>(*percent * 1e4)};
   } else {
     const auto quantum = models::parse_quantity(text, models::Dimension::kTime);
     if (!quantum || *quantum < 0 || *quantum > 1.0) {
@@ -140,7 +127,7 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
           "(0.2%) or 0, not '" +
           text + "'");
     }
-    study_options.simulation.solve_quantum = time_from_seconds(*quantum);
+    study_options.simulation.solve_quantum = Time{time_from_seconds(*quantum)};
   }
   return study_options;
 }

@@ -69,9 +69,9 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (!vm.count("job")) throw UsageError("shard: give --job FILE");
   const std::string emit = vm["emit"].as<std::string>();
   if (emit != "greedy" && emit != "best") throw UsageError("--emit must be greedy or best");
-  const std::string network = vm["network"].as<std::string>();
-  if (network != "flow" && network != "analytic")
-    throw UsageError("--network must be flow or analytic");
+  const models::NetworkModel network_model =
+      parse_choice(vm, "network", models::network_model_names());
+  const std::string network(models::network_model_names().name(network_model));
   const models::JobSpec job =
       models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
   const std::string cluster_path =
@@ -110,7 +110,7 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
 
   models::StepSimulationOptions sim;
-  sim.network = network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
+  sim.network = network_model;
   std::vector<Candidate> candidates;
   for (const auto& plan : plans) {
     Candidate c;

@@ -107,6 +107,13 @@ PointSetup setup_point(const SweepJob& job, const std::vector<std::string>& valu
   return p;
 }
 
+// The solve quantum as the signature has always spelt it: picoseconds, or minus parts per million
+// of the step.
+long long quantum_code(const models::SolveQuantum& quantum) {
+  if (const auto* share = std::get_if<models::StepShare>(&quantum)) return -share->parts_per_million;
+  return std::get<Time>(quantum);
+}
+
 }  // namespace
 
 SweepJob prepare_sweep(const po::variables_map& vm) {
@@ -114,15 +121,11 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
   job.spec = models::load_sweep_spec(resolve_config_path(vm["file"].as<std::string>()));
   job.settings = parse_set_options(vm);
   job.study = parse_study_options(vm);
-  job.network = vm["network"].as<std::string>();
-  if (vm["network"].defaulted() && !job.spec.network.empty()) job.network = job.spec.network;
-  job.study.simulation.network =
-      job.network == "flow" ? models::NetworkModel::kFlow : models::NetworkModel::kAnalytic;
-  if (vm["scaling"].defaulted() && !job.spec.scaling.empty()) {
-    job.study.scaling = job.spec.scaling == "strong" ? models::ScalingMode::kStrong
-                        : job.spec.scaling == "weak" ? models::ScalingMode::kWeak
-                                                     : models::ScalingMode::kJob;
+  if (vm["network"].defaulted() && job.spec.network) {
+    job.study.simulation.network = *job.spec.network;
   }
+  job.network = models::network_model_names().name(job.study.simulation.network);
+  if (vm["scaling"].defaulted() && job.spec.scaling) job.study.scaling = *job.spec.scaling;
   std::string format;
   if (vm.count("format")) {
     format = vm["format"].as<std::string>();
@@ -181,7 +184,7 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
   for (const auto& o : job.settings) basis += "|" + o.key() + "=" + o.value;
   const auto& sim = job.study.simulation;
   basis += "|" + std::to_string(sim.steps) + "|" + std::to_string(sim.warmup_steps) + "|" +
-           std::to_string(sim.seed) + "|" + std::to_string(sim.solve_quantum) + "|" +
+           std::to_string(sim.seed) + "|" + std::to_string(quantum_code(sim.solve_quantum)) + "|" +
            std::to_string(static_cast<int>(job.study.scaling));
   if (job.study.target_quality) basis += "|" + number(*job.study.target_quality);
   job.signature = models::fingerprint(basis);

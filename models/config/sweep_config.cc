@@ -102,17 +102,18 @@ SweepSpec load_sweep_spec(const std::string& path) {
     s.baseline_nodes = static_cast<int>(b->positive_integer());
   }
   if (auto n = map.optional("network")) {
-    s.network = n->as_string();
-    if (s.network != "flow" && s.network != "analytic") {
-      n->fail("must be flow or analytic, got '" + s.network + "'");
+    s.network = network_model_names().parse(n->as_string());
+    if (!s.network) {
+      n->fail("must be " + network_model_names().choices() + ", got '" + n->as_string() + "'");
     }
   }
   if (auto sc = map.optional("scaling")) {
-    s.scaling = sc->as_string();
-    if (s.scaling != "job" && s.scaling != "strong" && s.scaling != "weak") {
-      sc->fail("must be job, strong or weak, got '" + s.scaling + "'");
+    s.scaling = scaling_mode_names().parse(sc->as_string());
+    if (!s.scaling) {
+      sc->fail("must be " + scaling_mode_names().choices() + ", got '" + sc->as_string() + "'");
     }
   }
+
   if (auto c = map.optional("combine")) {
     const std::string how = c->as_string();
     if (how == "zip") {

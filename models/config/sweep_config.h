@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/spec/config_error.h"
+#include "models/spec/study_spec.h"
 
 namespace trainsim::models {
 
@@ -25,8 +27,8 @@ struct SweepSpec {
   std::string source_file;
   std::string cluster, model, job;  // base files (empty: the job's, else the default)
   int baseline_nodes = 1;           // speedup and efficiency are relative to this node count
-  std::string network;              // flow or analytic (empty: the command's default)
-  std::string scaling;              // job, strong or weak (empty: the command's default)
+  std::optional<NetworkModel> network;  // unset: the command's default
+  std::optional<ScalingMode> scaling;   // unset: the command's default
   bool zip = false;
   std::vector<SweepAxis> axes;
   std::uint64_t signature = 0;  // of the file's contents: a resumed output must come from it

@@ -180,17 +180,19 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
                  : simulate_recsys_training(cluster, *recsys, *job, nodes, o, nullptr, &*plan);
   };
   StepSimulationOptions effective = options;
-  if (options.network == NetworkModel::kFlow && options.solve_quantum < 0) {
+  const auto* share = std::get_if<StepShare>(&options.solve_quantum);
+  if (share && options.network == NetworkModel::kAnalytic) effective.solve_quantum = Time{0};
+  if (share && options.network == NetworkModel::kFlow) {
     // Automatic quantum: a fixed fraction of the step, from a quick analytic run.
     StepSimulationOptions analytic = options;
     analytic.network = NetworkModel::kAnalytic;
     analytic.keep_trace = false;
-    analytic.solve_quantum = 0;
+    analytic.solve_quantum = Time{0};
     analytic.steps = 1;  // an estimate: one step, start-up included
     analytic.warmup_steps = 0;
     const Time estimate = run(analytic).step_time;
     effective.solve_quantum =
-        std::max<Time>(kNanosecond, estimate / 1'000'000 * -options.solve_quantum);
+        std::max<Time>(kNanosecond, estimate / 1'000'000 * share->parts_per_million);
   }
   const StepSimulationResult result = run(effective);
   p.global_batch = batch_per_gpu * p.gpus;

@@ -46,11 +46,6 @@ struct ScalingPoint {
   double relative_ttq = 0.0;
 };
 
-// How the batch changes with the node count. Strong scaling keeps the global batch (the workload
-// of a step) fixed, so the per-GPU batch shrinks as nodes grow; weak scaling keeps the per-GPU
-// batch fixed, so the global batch grows with the hardware. kJob: strong if the job gives a
-// global batch, else weak.
-enum class ScalingMode { kJob, kStrong, kWeak };
 
 struct BatchScaling {
   bool strong = false;

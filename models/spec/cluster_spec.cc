@@ -6,51 +6,28 @@
 
 namespace trainsim::models {
 
-std::string_view gpu_arch_name(GpuArch arch) {
-  switch (arch) {
-    case GpuArch::kVolta:
-      return "volta";
-    case GpuArch::kAmpere:
-      return "ampere";
-    case GpuArch::kHopper:
-      return "hopper";
-    case GpuArch::kBlackwell:
-      return "blackwell";
-  }
-  return "?";
+const EnumNames<GpuArch>& gpu_arch_names() {
+  static const EnumNames<GpuArch> names = {{GpuArch::kVolta, "volta"},
+                                           {GpuArch::kAmpere, "ampere"},
+                                           {GpuArch::kHopper, "hopper"},
+                                           {GpuArch::kBlackwell, "blackwell"}};
+  return names;
 }
+std::string_view gpu_arch_name(GpuArch arch) { return gpu_arch_names().name(arch); }
+std::optional<GpuArch> parse_gpu_arch(std::string_view name) { return gpu_arch_names().parse(name); }
 
-std::optional<GpuArch> parse_gpu_arch(std::string_view name) {
-  for (const GpuArch a : {GpuArch::kVolta, GpuArch::kAmpere, GpuArch::kHopper, GpuArch::kBlackwell}) {
-    if (gpu_arch_name(a) == name) return a;
-  }
-  return std::nullopt;
+const EnumNames<NetTransport>& net_transport_names() {
+  static const EnumNames<NetTransport> names = {
+      {NetTransport::kInfiniband, "infiniband"}, {NetTransport::kRoce, "roce"},
+      {NetTransport::kEfa, "efa"},               {NetTransport::kTcpx, "tcpx"},
+      {NetTransport::kTcpxo, "tcpxo"},           {NetTransport::kSocket, "socket"}};
+  return names;
 }
-
 std::string_view net_transport_name(NetTransport transport) {
-  switch (transport) {
-    case NetTransport::kInfiniband:
-      return "infiniband";
-    case NetTransport::kRoce:
-      return "roce";
-    case NetTransport::kEfa:
-      return "efa";
-    case NetTransport::kTcpx:
-      return "tcpx";
-    case NetTransport::kTcpxo:
-      return "tcpxo";
-    case NetTransport::kSocket:
-      return "socket";
-  }
-  return "?";
+  return net_transport_names().name(transport);
 }
-
 std::optional<NetTransport> parse_net_transport(std::string_view name) {
-  for (const NetTransport t : {NetTransport::kInfiniband, NetTransport::kRoce, NetTransport::kEfa,
-                               NetTransport::kTcpx, NetTransport::kTcpxo, NetTransport::kSocket}) {
-    if (net_transport_name(t) == name) return t;
-  }
-  return std::nullopt;
+  return net_transport_names().parse(name);
 }
 
 std::optional<GpuArch> gpu_arch_of_model(std::string_view model) {

@@ -12,12 +12,14 @@
 #include "engine/units.h"
 #include "models/spec/collective_tuning.h"
 #include "models/spec/dtype.h"
+#include "models/spec/enum_names.h"
 #include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
 
 // GPU generations, as NCCL tells them apart (compute capability 7.0, 8.0, 9.0, 10.0).
 enum class GpuArch { kVolta, kAmpere, kHopper, kBlackwell };
+const EnumNames<GpuArch>& gpu_arch_names();
 std::string_view gpu_arch_name(GpuArch arch);
 std::optional<GpuArch> parse_gpu_arch(std::string_view name);
 // The generation of a GPU model name ("H100 SXM5 80GB" -> Hopper), if known.
@@ -95,6 +97,7 @@ struct IntraNodeSpec {
 // plugin (AWS EFA through libfabric; Google's GPUDirect-TCPX and TCPXO over TCP), or sockets.
 // Systems on one transport share its per-hop network latency.
 enum class NetTransport { kInfiniband, kRoce, kEfa, kTcpx, kTcpxo, kSocket };
+const EnumNames<NetTransport>& net_transport_names();
 std::string_view net_transport_name(NetTransport transport);
 std::optional<NetTransport> parse_net_transport(std::string_view name);
 

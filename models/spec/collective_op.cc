@@ -4,48 +4,30 @@
 
 namespace trainsim::models {
 
-namespace {
-
-constexpr CollectiveOp kAllOps[] = {CollectiveOp::kAllReduce,     CollectiveOp::kAllGather,
-                                    CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
-                                    CollectiveOp::kBroadcast,     CollectiveOp::kReduce,
-                                    CollectiveOp::kSendRecv};
-
-}  // namespace
-
-std::string_view collective_name(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce:
-      return "all_reduce";
-    case CollectiveOp::kAllGather:
-      return "all_gather";
-    case CollectiveOp::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveOp::kAllToAll:
-      return "alltoall";
-    case CollectiveOp::kBroadcast:
-      return "broadcast";
-    case CollectiveOp::kReduce:
-      return "reduce";
-    case CollectiveOp::kSendRecv:
-      return "sendrecv";
-  }
-  return "?";
+const EnumNames<CollectiveOp>& collective_names() {
+  // After the names: spellings without underscores (nccl-tests' binaries drop them too).
+  static const EnumNames<CollectiveOp> names = {{CollectiveOp::kAllReduce, "all_reduce"},
+                                                {CollectiveOp::kAllGather, "all_gather"},
+                                                {CollectiveOp::kReduceScatter, "reduce_scatter"},
+                                                {CollectiveOp::kAllToAll, "alltoall"},
+                                                {CollectiveOp::kBroadcast, "broadcast"},
+                                                {CollectiveOp::kReduce, "reduce"},
+                                                {CollectiveOp::kSendRecv, "sendrecv"},
+                                                {CollectiveOp::kAllReduce, "allreduce"},
+                                                {CollectiveOp::kAllGather, "allgather"},
+                                                {CollectiveOp::kReduceScatter, "reducescatter"},
+                                                {CollectiveOp::kAllToAll, "all_to_all"}};
+  return names;
 }
+
+std::string_view collective_name(CollectiveOp op) { return collective_names().name(op); }
 
 std::optional<CollectiveOp> parse_collective(std::string_view name) {
   constexpr std::string_view kSuffix = "_perf";
   if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
     name.remove_suffix(kSuffix.size());
   }
-  for (const CollectiveOp op : kAllOps) {
-    if (collective_name(op) == name) return op;
-  }
-  if (name == "allreduce") return CollectiveOp::kAllReduce;
-  if (name == "allgather") return CollectiveOp::kAllGather;
-  if (name == "reducescatter") return CollectiveOp::kReduceScatter;
-  if (name == "all_to_all") return CollectiveOp::kAllToAll;
-  return std::nullopt;
+  return collective_names().parse(name);
 }
 
 double bus_bandwidth_factor(CollectiveOp op, int ranks) {

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "models/spec/enum_names.h"
+
 namespace trainsim::models {
 
 enum class CollectiveOp {
@@ -19,6 +21,7 @@ enum class CollectiveOp {
 };
 
 // "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv".
+const EnumNames<CollectiveOp>& collective_names();
 std::string_view collective_name(CollectiveOp op);
 // Accepts the names above and the nccl-tests binary names ("all_reduce_perf", ...).
 std::optional<CollectiveOp> parse_collective(std::string_view name);

@@ -6,77 +6,43 @@
 
 namespace trainsim::models {
 
-std::string_view protocol_name(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::kSimple:
-      return "simple";
-    case Protocol::kLl128:
-      return "ll128";
-    case Protocol::kLl:
-      return "ll";
-  }
-  return "?";
+const EnumNames<Protocol>& protocol_names() {
+  static const EnumNames<Protocol> names = {
+      {Protocol::kLl, "ll"}, {Protocol::kLl128, "ll128"}, {Protocol::kSimple, "simple"}};
+  return names;
 }
 
-const std::vector<Protocol>& all_protocols() {
-  static const std::vector<Protocol> all = {Protocol::kLl, Protocol::kLl128, Protocol::kSimple};
-  return all;
-}
-
+std::string_view protocol_name(Protocol protocol) { return protocol_names().name(protocol); }
 std::optional<Protocol> parse_protocol(std::string_view name) {
-  for (const Protocol p : all_protocols()) {
-    if (protocol_name(p) == name) return p;
-  }
-  return std::nullopt;
+  return protocol_names().parse(name);
+}
+const std::vector<Protocol>& all_protocols() { return protocol_names().values(); }
+
+const EnumNames<Algorithm>& algorithm_names() {
+  // After the names: NCCL_ALGO's spellings without underscores, and PXN for the 2D all-to-all.
+  static const EnumNames<Algorithm> names = {{Algorithm::kRing, "ring"},
+                                             {Algorithm::kTree, "tree"},
+                                             {Algorithm::kNvls, "nvls"},
+                                             {Algorithm::kNvlsTree, "nvls_tree"},
+                                             {Algorithm::kCollNetDirect, "collnet_direct"},
+                                             {Algorithm::kCollNetChain, "collnet_chain"},
+                                             {Algorithm::kPat, "pat"},
+                                             {Algorithm::kHierarchical, "hierarchical"},
+                                             {Algorithm::kDirect, "direct"},
+                                             {Algorithm::kTwoD, "2d"},
+                                             {Algorithm::kP2p, "p2p"},
+                                             {Algorithm::kNvlsTree, "nvlstree"},
+                                             {Algorithm::kCollNetDirect, "collnetdirect"},
+                                             {Algorithm::kCollNetChain, "collnetchain"},
+                                             {Algorithm::kTwoD, "pxn"}};
+  return names;
 }
 
-std::string_view algorithm_name(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::kRing:
-      return "ring";
-    case Algorithm::kTree:
-      return "tree";
-    case Algorithm::kNvls:
-      return "nvls";
-    case Algorithm::kNvlsTree:
-      return "nvls_tree";
-    case Algorithm::kCollNetDirect:
-      return "collnet_direct";
-    case Algorithm::kCollNetChain:
-      return "collnet_chain";
-    case Algorithm::kPat:
-      return "pat";
-    case Algorithm::kHierarchical:
-      return "hierarchical";
-    case Algorithm::kDirect:
-      return "direct";
-    case Algorithm::kTwoD:
-      return "2d";
-    case Algorithm::kP2p:
-      return "p2p";
-  }
-  return "?";
-}
-
-const std::vector<Algorithm>& all_algorithms() {
-  static const std::vector<Algorithm> all = {
-      Algorithm::kRing,          Algorithm::kTree,         Algorithm::kNvls,
-      Algorithm::kNvlsTree,      Algorithm::kCollNetDirect, Algorithm::kCollNetChain,
-      Algorithm::kPat,           Algorithm::kHierarchical, Algorithm::kDirect,
-      Algorithm::kTwoD,          Algorithm::kP2p};
-  return all;
-}
-
+std::string_view algorithm_name(Algorithm algorithm) { return algorithm_names().name(algorithm); }
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (const Algorithm a : all_algorithms()) {
-    if (algorithm_name(a) == name) return a;
-  }
-  if (name == "nvlstree") return Algorithm::kNvlsTree;
-  if (name == "collnetdirect") return Algorithm::kCollNetDirect;
-  if (name == "collnetchain") return Algorithm::kCollNetChain;
-  if (name == "pxn") return Algorithm::kTwoD;
-  return std::nullopt;
+  return algorithm_names().parse(name);
 }
+const std::vector<Algorithm>& all_algorithms() { return algorithm_names().values(); }
 
 bool is_nccl_algorithm(Algorithm algorithm) {
   return algorithm <= Algorithm::kPat;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/units.h"
+#include "models/spec/enum_names.h"
 
 namespace trainsim::models {
 
@@ -42,10 +43,12 @@ struct NcclVersion {
   bool operator==(const NcclVersion&) const = default;
 };
 
+const EnumNames<Protocol>& protocol_names();
 std::string_view protocol_name(Protocol protocol);
 std::optional<Protocol> parse_protocol(std::string_view name);
 const std::vector<Protocol>& all_protocols();
 
+const EnumNames<Algorithm>& algorithm_names();
 std::string_view algorithm_name(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 const std::vector<Algorithm>& all_algorithms();

@@ -2,28 +2,17 @@
 
 namespace trainsim::models {
 
-std::string_view dtype_name(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::kFp32:
-      return "fp32";
-    case Dtype::kTf32:
-      return "tf32";
-    case Dtype::kBf16:
-      return "bf16";
-    case Dtype::kFp16:
-      return "fp16";
-    case Dtype::kFp8:
-      return "fp8";
-  }
-  return "?";
+const EnumNames<Dtype>& dtype_names() {
+  static const EnumNames<Dtype> names = {{Dtype::kFp32, "fp32"},
+                                         {Dtype::kTf32, "tf32"},
+                                         {Dtype::kBf16, "bf16"},
+                                         {Dtype::kFp16, "fp16"},
+                                         {Dtype::kFp8, "fp8"}};
+  return names;
 }
 
-std::optional<Dtype> parse_dtype(std::string_view name) {
-  for (Dtype d : {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
-    if (dtype_name(d) == name) return d;
-  }
-  return std::nullopt;
-}
+std::string_view dtype_name(Dtype dtype) { return dtype_names().name(dtype); }
+std::optional<Dtype> parse_dtype(std::string_view name) { return dtype_names().parse(name); }
 
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {

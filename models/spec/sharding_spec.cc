@@ -2,34 +2,22 @@
 
 namespace trainsim::models {
 
+const EnumNames<ShardingStrategy>& strategy_names() {
+  static const EnumNames<ShardingStrategy> names = {
+      {ShardingStrategy::kTableWise, "table_wise"},
+      {ShardingStrategy::kRowWise, "row_wise"},
+      {ShardingStrategy::kColumnWise, "column_wise"},
+      {ShardingStrategy::kTableRowWise, "table_row_wise"},
+      {ShardingStrategy::kDataParallel, "data_parallel"}};
+  return names;
+}
+
 std::string_view strategy_name(ShardingStrategy strategy) {
-  switch (strategy) {
-    case ShardingStrategy::kTableWise:
-      return "table_wise";
-    case ShardingStrategy::kRowWise:
-      return "row_wise";
-    case ShardingStrategy::kColumnWise:
-      return "column_wise";
-    case ShardingStrategy::kTableRowWise:
-      return "table_row_wise";
-    case ShardingStrategy::kDataParallel:
-      return "data_parallel";
-  }
-  return "?";
+  return strategy_names().name(strategy);
 }
-
-const std::vector<ShardingStrategy>& all_strategies() {
-  static const std::vector<ShardingStrategy> all = {
-      ShardingStrategy::kTableWise, ShardingStrategy::kRowWise, ShardingStrategy::kColumnWise,
-      ShardingStrategy::kTableRowWise, ShardingStrategy::kDataParallel};
-  return all;
-}
-
 std::optional<ShardingStrategy> parse_strategy(std::string_view name) {
-  for (const ShardingStrategy s : all_strategies()) {
-    if (strategy_name(s) == name) return s;
-  }
-  return std::nullopt;
+  return strategy_names().parse(name);
 }
+const std::vector<ShardingStrategy>& all_strategies() { return strategy_names().values(); }
 
 }  // namespace trainsim::models

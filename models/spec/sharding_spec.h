@@ -7,10 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "models/spec/enum_names.h"
+
 namespace trainsim::models {
 
 enum class ShardingStrategy { kTableWise, kRowWise, kColumnWise, kTableRowWise, kDataParallel };
 
+const EnumNames<ShardingStrategy>& strategy_names();
 std::string_view strategy_name(ShardingStrategy strategy);
 std::optional<ShardingStrategy> parse_strategy(std::string_view name);
 const std::vector<ShardingStrategy>& all_strategies();

@@ -33,7 +33,9 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
   Simulation sim(options.seed);
   const ClusterTopology cluster_topology = build_cluster_topology(cluster, nodes);
   FlowNetwork network(sim, cluster_topology.topology);
-  network.set_solve_quantum(options.solve_quantum);
+  TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
+                  "the solve quantum is resolved to a time before a step runs");
+  network.set_solve_quantum(std::get<Time>(options.solve_quantum));
   const int ranks = cluster_topology.gpu_count();
 
   // Compute split: forward, then backward in `buckets` equal pieces.

@@ -10,13 +10,9 @@
 #include "engine/task_graph.h"
 #include "models/spec/cluster_spec.h"
 #include "models/spec/dense_model.h"
+#include "models/spec/study_spec.h"
 
 namespace trainsim::models {
-
-enum class NetworkModel {
-  kFlow,      // every transfer is a flow on the fabric, sharing links by max-min fairness
-  kAnalytic,  // collectives take their alpha-beta time; no contention between them
-};
 
 struct StepSimulationOptions {
   int steps = 3;         // simulated steps, including warm-up
@@ -24,9 +20,9 @@ struct StepSimulationOptions {
   NetworkModel network = NetworkModel::kFlow;
   bool keep_trace = false;  // keep the task graph and records for a Chrome trace
   std::uint64_t seed = 0;
-  // Flow network solve quantum (see FlowNetwork::set_solve_quantum); 0 is exact. Negative: a
-  // fraction of the step time estimated analytically first (-solve_quantum parts per million).
-  Time solve_quantum = 0;
+  // Flow network solve quantum; the step runs only with a time (a share of the step is turned
+  // into one by the scaling study's estimate).
+  SolveQuantum solve_quantum = Time{0};
 };
 
 // Where the time of one step goes, averaged over measured steps and ranks; the parts add up to

@@ -116,7 +116,9 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
   Simulation sim(options.seed);
   const ClusterTopology topology = build_cluster_topology(cluster, nodes);
   FlowNetwork network(sim, topology.topology);
-  network.set_solve_quantum(options.solve_quantum);
+  TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
+                  "the solve quantum is resolved to a time before a step runs");
+  network.set_solve_quantum(std::get<Time>(options.solve_quantum));
   const int ranks = topology.gpu_count();
   const double batch = context.batch_per_gpu;
   const bool flow = options.network == NetworkModel::kFlow;
