@@ -106,8 +106,10 @@ JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& s
   if (auto overlap = map.optional("overlap")) {
     MapReader o(*overlap);
     if (auto g = o.optional("gradient_all_reduce")) job.overlap_gradient_all_reduce = g->as_bool();
-    if (auto b = o.optional("buckets"))
+    if (auto b = o.optional("buckets")) {
       job.gradient_buckets = static_cast<int>(b->positive_integer());
+      if (*job.gradient_buckets > 1024) b->fail("at most 1024 buckets");
+    }
     o.finish();
   }
   if (auto d = map.optional("dataloader")) job.dataloader = parse_dataloader(*d);
@@ -170,8 +172,8 @@ std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
     out << YAML::EndMap;
   }
   out << YAML::Key << "overlap" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "gradient_all_reduce" << YAML::Value << job.overlap_gradient_all_reduce;
-  out << YAML::Key << "buckets" << YAML::Value << job.gradient_buckets;
+  out << YAML::Key << "gradient_all_reduce" << YAML::Value << job.overlaps_gradient_all_reduce();
+  out << YAML::Key << "buckets" << YAML::Value << job.gradient_bucket_count();
   out << YAML::EndMap;
   auto seconds = [](double s) {
     std::ostringstream text;

@@ -170,6 +170,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     job->batch_per_gpu = batch_per_gpu;
   } else {
     dense = std::get<DenseModelSpec>(workload.model);
+    if (job) dense = dense_model_for_job(*dense, *job);
     dense->batch_per_gpu = batch_per_gpu;
   }
   // A recommender's sharding plan is resolved once, for the estimate and the simulation.

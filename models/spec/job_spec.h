@@ -61,8 +61,13 @@ struct JobSpec {
   Dtype embedding_sync = Dtype::kFp32;           // replica and replicated-row gradient all-reduces
   std::optional<Algorithm> all_reduce_algorithm;
   std::optional<Algorithm> all_to_all_algorithm;  // direct or 2d (unset: by the cluster)
-  bool overlap_gradient_all_reduce = true;
-  int gradient_buckets = 2;
+  // Gradient all-reduce during backward, and its buckets (unset: for a recommender, overlap with
+  // 2 buckets of the top part, the bottom MLP adding one; for a dense model, the model's own).
+  std::optional<bool> overlap_gradient_all_reduce;
+  std::optional<int> gradient_buckets;
+  // The recommender's values.
+  bool overlaps_gradient_all_reduce() const { return overlap_gradient_all_reduce.value_or(true); }
+  int gradient_bucket_count() const { return gradient_buckets.value_or(2); }
   // Beyond the step.
   DataloaderSpec dataloader;
   CheckpointSpec checkpoint;

@@ -10,6 +10,7 @@
 #include "engine/task_graph.h"
 #include "models/spec/cluster_spec.h"
 #include "models/spec/dense_model.h"
+#include "models/spec/job_spec.h"
 #include "models/spec/study_spec.h"
 
 namespace trainsim::models {
@@ -52,6 +53,10 @@ struct StepSimulationResult {
   std::uint64_t events = 0;
   std::shared_ptr<StepTrace> trace;  // set when keep_trace
 };
+
+// The dense model as a job runs it: the job's communication (all-reduce algorithm) and overlap
+// (gradient all-reduce during backward, buckets) keys, where it gives them, replace the model's.
+DenseModelSpec dense_model_for_job(DenseModelSpec model, const JobSpec& job);
 
 // Per-GPU compute time of the model's forward+backward for one batch on this GPU.
 Time dense_compute_time(const DenseModelSpec& model, const GpuSpec& gpu);

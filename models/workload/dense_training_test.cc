@@ -69,6 +69,25 @@ TEST(DenseTrainingTest, OverlapHidesAllButTheLastBucket) {
   EXPECT_EQ(r.breakdown.exposed_communication, 178800 * kNanosecond);
 }
 
+TEST(DenseTrainingTest, AJobsOverlapKeysReplaceTheModels) {
+  // The model overlaps 4 buckets of 40 MB (step 2.1788 ms, above); a job that turns overlap off
+  // makes it compute then one all-reduce of 40 MB: 28.8 us + 6 x 10 MB / 100 GB/s = 628.8 us.
+  JobSpec job;
+  job.overlap_gradient_all_reduce = false;
+  const DenseModelSpec model = dense_model_for_job(small_model(40e6, true, 4), job);
+  EXPECT_FALSE(model.overlap_all_reduce);
+  EXPECT_EQ(simulate_dense_training(small_node(), model, 1, {}).step_time,
+            2 * kMillisecond + 628800 * kNanosecond);
+  // Buckets and the algorithm too; what the job leaves unset stays the model's.
+  job.overlap_gradient_all_reduce.reset();
+  job.gradient_buckets = 2;
+  job.all_reduce_algorithm = Algorithm::kTree;
+  const DenseModelSpec changed = dense_model_for_job(small_model(40e6, true, 4), job);
+  EXPECT_TRUE(changed.overlap_all_reduce);
+  EXPECT_EQ(changed.gradient_buckets, 2);
+  EXPECT_EQ(changed.all_reduce_algorithm, Algorithm::kTree);
+}
+
 TEST(DenseTrainingTest, AnalyticNetworkAgreesWithFlowsWithoutContention) {
   StepSimulationOptions analytic;
   analytic.network = NetworkModel::kAnalytic;

@@ -1,0 +1,198 @@
+#include "models/workload/step_runner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/check.h"
+
+namespace trainsim::models {
+
+StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulationOptions& options,
+                       bool input_copies)
+    : cluster_(cluster),
+      options_(options),
+      sim_(options.seed),
+      topology_(build_cluster_topology(cluster, nodes)),
+      network_(sim_, topology_.topology),
+      trace_(std::make_shared<StepTrace>()),
+      steps_(options.steps),
+      last_comm_(topology_.gpu_count()) {
+  TRAINSIM_ASSERT(options.steps > options.warmup_steps && options.warmup_steps >= 0,
+                  "need at least one measured step");
+  TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
+                  "the solve quantum is resolved to a time before a step runs");
+  network_.set_solve_quantum(std::get<Time>(options.solve_quantum));
+  trace_->gpus_per_node = cluster.gpus_per_node;
+  TaskGraph& graph = trace_->graph;
+  if (input_copies) copy_stream_ = graph.add_stream("copy");
+  compute_stream_ = graph.add_stream("compute");
+  comm_stream_ = graph.add_stream("communication");
+  if (input_copies) input_category_ = graph.add_category("input");
+  compute_category_ = graph.add_category("compute");
+  comm_category_ = graph.add_category("communication");
+  sync_category_ = graph.add_category("sync");
+}
+
+PickedAlgorithm StepRunner::pick_all_reduce(double bytes, std::optional<Algorithm> algorithm) {
+  if (algorithm) {
+    CollectiveRequest request;
+    request.op = CollectiveOp::kAllReduce;
+    request.algorithm = *algorithm;
+    request.bytes = bytes;
+    return pick_protocol(network_.router(), cluster_, topology_, request, &cache_);
+  }
+  return pick_algorithm(network_.router(), cluster_, topology_, CollectiveOp::kAllReduce, bytes,
+                        &cache_);
+}
+
+Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) {
+  if (options_.network == NetworkModel::kFlow) {
+    CollectiveRequest request;
+    request.op = CollectiveOp::kAllReduce;
+    request.bytes = bytes;
+    request.algorithm = picked.algorithm;
+    request.protocol = picked.protocol;
+    collectives_.push_back(make_flow_collective(sim_, network_, cluster_, topology_, request));
+  } else {
+    collectives_.push_back(std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time));
+  }
+  return collectives_.back().get();
+}
+
+Collective* StepRunner::all_to_all(const std::vector<std::vector<double>>& bytes,
+                                   Algorithm algorithm) {
+  if (options_.network == NetworkModel::kFlow) {
+    collectives_.push_back(make_alltoallv(sim_, network_, cluster_, topology_, bytes, algorithm));
+  } else {
+    collectives_.push_back(std::make_unique<AnalyticCollective>(
+        sim_, ranks(), alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm)));
+  }
+  return collectives_.back().get();
+}
+
+Collective* StepRunner::group_all_reduce(const std::vector<VertexId>& ring, double bytes) {
+  if (options_.network == NetworkModel::kFlow) {
+    collectives_.push_back(make_group_all_reduce(sim_, network_, cluster_, ring, bytes));
+  } else {
+    collectives_.push_back(std::make_unique<AnalyticCollective>(
+        sim_, static_cast<int>(ring.size()),
+        group_all_reduce_time(network_.router(), cluster_, ring, bytes)));
+  }
+  return collectives_.back().get();
+}
+
+void StepRunner::begin_step(int step) {
+  TRAINSIM_ASSERT(step == step_ + 1 && step < options_.steps, "steps are built in order");
+  step_ = step;
+}
+
+TaskId StepRunner::sync(const std::string& name, int rank) {
+  return trace_->graph.add_task(name, rank, kNoStream, sync_category_, JoinAction{});
+}
+
+TaskId StepRunner::compute(const std::string& name, int rank, Time duration) {
+  const TaskId id =
+      trace_->graph.add_task(name, rank, compute_stream_, compute_category_, DelayAction{duration});
+  steps_[step_].compute.push_back(id);
+  return id;
+}
+
+TaskId StepRunner::input_copy(const std::string& name, int rank, Time duration) {
+  TRAINSIM_ASSERT(copy_stream_ != kNoStream, "this runner has no copy stream");
+  const TaskId id =
+      trace_->graph.add_task(name, rank, copy_stream_, input_category_, DelayAction{duration});
+  steps_[step_].input.push_back(id);
+  return id;
+}
+
+TaskId StepRunner::join(const std::string& name, int rank, Collective* collective,
+                        int participant) {
+  TaskGraph& graph = trace_->graph;
+  const TaskId id =
+      graph.add_task(name, rank, comm_stream_, comm_category_,
+                     CustomAction{[collective, participant](std::function<void()> done) {
+                       collective->join(participant, std::move(done));
+                     }});
+  if (last_comm_[rank]) graph.add_dependency(*last_comm_[rank], id);
+  last_comm_[rank] = id;
+  StepTasks& step = steps_[step_];
+  const auto [it, added] = step.collective_index.emplace(collective, step.collectives.size());
+  if (added) step.collectives.emplace_back();
+  step.collectives[it->second].emplace_back(rank, id);
+  return id;
+}
+
+TaskId StepRunner::end_step(const std::string& name, int rank) {
+  const TaskId id = sync(name, rank);
+  steps_[step_].end.push_back(id);
+  return id;
+}
+
+StepSimulationResult StepRunner::run() {
+  TRAINSIM_ASSERT(step_ + 1 == options_.steps, "every step is built before the run");
+  const TaskGraph& graph = trace_->graph;
+  TaskGraphExecutor executor(sim_, graph, &network_);
+  executor.start();
+  sim_.run();
+  TRAINSIM_ASSERT(executor.finished(), "training steps did not finish (deadlock)");
+  const auto& records = executor.records();
+
+  const int steps = options_.steps;
+  std::vector<Time> end_of(steps, 0);
+  for (int s = 0; s < steps; ++s) {
+    for (const TaskId id : steps_[s].end) end_of[s] = std::max(end_of[s], records[id].end);
+  }
+  StepSimulationResult result;
+  const int measured = steps - options_.warmup_steps;
+  const Time first = options_.warmup_steps == 0 ? 0 : end_of[options_.warmup_steps - 1];
+  result.step_time = (end_of.back() - first) / measured;
+
+  const int n = ranks();
+  std::vector<Time> busy(n, 0), waited(n, 0), input(n, 0), transfer(n, 0);
+  for (int s = options_.warmup_steps; s < steps; ++s) {
+    for (const TaskId id : steps_[s].compute) {
+      busy[graph.task(id).group] += records[id].end - records[id].start;
+    }
+    // A collective's transfer starts when its last participant joins; the others wait for it.
+    for (const auto& members : steps_[s].collectives) {
+      Time last = 0;
+      for (const auto& [r, id] : members) last = std::max(last, records[id].start);
+      for (const auto& [r, id] : members) {
+        waited[r] += last - records[id].start;
+        transfer[r] += records[id].end - last;
+      }
+    }
+    // Input stall: the batch's copy finishing after the previous step ended.
+    for (const TaskId id : steps_[s].input) {
+      const int r = graph.task(id).group;
+      const Time previous_end = s > 0 ? records[steps_[s - 1].end[r]].end : 0;
+      input[r] += std::max<Time>(0, records[id].end - previous_end);
+    }
+  }
+  Time total_busy = 0, total_wait = 0, total_input = 0, total_transfer = 0;
+  for (int r = 0; r < n; ++r) {
+    total_busy += busy[r];
+    total_transfer += transfer[r];
+    total_wait += waited[r];
+    total_input += input[r];
+    if (busy[r] > busy[result.slowest_rank]) result.slowest_rank = r;
+  }
+  const Time per = static_cast<Time>(measured) * n;
+  StepBreakdown& b = result.breakdown;
+  b.compute = total_busy / per;
+  result.communication_busy = total_transfer / per;
+  b.imbalance = std::min(total_wait / per, std::max<Time>(0, result.step_time - b.compute));
+  b.input_stall =
+      std::min(total_input / per, std::max<Time>(0, result.step_time - b.compute - b.imbalance));
+  b.exposed_communication =
+      std::max<Time>(0, result.step_time - b.compute - b.imbalance - b.input_stall);
+  result.slowest_rank_compute = busy[result.slowest_rank] / measured;
+  result.events = sim_.events_processed();
+  if (options_.keep_trace) {
+    trace_->records = records;
+    result.trace = trace_;
+  }
+  return result;
+}
+
+}  // namespace trainsim::models

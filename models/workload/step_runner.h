@@ -1,0 +1,89 @@
+// What every training step simulation shares: one simulation on the cluster's fabric, a task graph
+// with its streams (copy, compute, communication) and categories, collectives made as the options
+// say (flows on the fabric, or analytic times), and one measurement of the steps. A workload (the
+// dense model, the recommender) only adds its tasks, step by step, and reads the result.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/flow_network.h"
+#include "engine/simulation.h"
+#include "engine/task_graph.h"
+#include "models/collectives/algorithms.h"
+#include "models/collectives/collective.h"
+#include "models/hardware/cluster_topology.h"
+#include "models/spec/cluster_spec.h"
+#include "models/workload/dense_training.h"
+
+namespace trainsim::models {
+
+class StepRunner {
+ public:
+  // `input_copies`: the steps copy their batch host-to-device on a copy stream (measured as input
+  // stall when a step waits for it).
+  StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulationOptions& options,
+             bool input_copies);
+  StepRunner(const StepRunner&) = delete;
+  StepRunner& operator=(const StepRunner&) = delete;
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  const ClusterTopology& topology() const { return topology_; }
+  int ranks() const { return topology_.gpu_count(); }
+  int steps() const { return options_.steps; }
+
+  // Collectives, flow or analytic by the options; they live as long as the runner.
+  // NCCL's choice for an all-reduce of `bytes` (its protocol for a given algorithm).
+  PickedAlgorithm pick_all_reduce(double bytes, std::optional<Algorithm> algorithm = {});
+  Collective* all_reduce(double bytes, const PickedAlgorithm& picked);
+  Collective* all_to_all(const std::vector<std::vector<double>>& bytes, Algorithm algorithm);
+  // Ring all-reduce among some GPUs (one per node), e.g. the replicas of a shard.
+  Collective* group_all_reduce(const std::vector<VertexId>& ring, double bytes);
+
+  // The tasks of one step, added step after step: begin_step(s), then each rank's tasks.
+  void begin_step(int step);
+  TaskId sync(const std::string& name, int rank);  // joins its dependencies
+  TaskId compute(const std::string& name, int rank, Time duration);
+  TaskId input_copy(const std::string& name, int rank, Time duration);
+  // Rank `rank` joins `collective` as `participant`. Each rank enters its collectives in the
+  // order they are added (as NCCL on one stream does).
+  TaskId join(const std::string& name, int rank, Collective* collective, int participant);
+  // The task that ends the rank's step (the next step's tasks may wait for it).
+  TaskId end_step(const std::string& name, int rank);
+  TaskId step_end(int step, int rank) const { return steps_[step].end[rank]; }
+  void depend(TaskId before, TaskId after) { trace_->graph.add_dependency(before, after); }
+
+  // Runs every step and measures the ones after warm-up: step time, the breakdown (compute,
+  // waiting for the last participant of a collective, input stall, exposed communication), the
+  // slowest rank, communication busy time.
+  StepSimulationResult run();
+
+ private:
+  struct StepTasks {
+    std::vector<TaskId> compute;
+    std::vector<TaskId> input;  // per rank, at most one
+    std::vector<TaskId> end;    // per rank
+    // Per collective, its members (rank, task), in the order the collectives were added.
+    std::vector<std::vector<std::pair<int, TaskId>>> collectives;
+    std::map<const Collective*, std::size_t> collective_index;
+  };
+
+  const ClusterSpec& cluster_;
+  StepSimulationOptions options_;
+  Simulation sim_;
+  ClusterTopology topology_;
+  FlowNetwork network_;
+  AnalyticCache cache_;
+  std::vector<std::unique_ptr<Collective>> collectives_;
+  std::shared_ptr<StepTrace> trace_;
+  StreamId copy_stream_ = kNoStream, compute_stream_, comm_stream_;
+  CategoryId input_category_ = 0, compute_category_, comm_category_, sync_category_;
+  std::vector<StepTasks> steps_;
+  int step_ = -1;
+  std::vector<std::optional<TaskId>> last_comm_;  // per rank
+};
+
+}  // namespace trainsim::models
