@@ -48,6 +48,213 @@ double ShardCosts::cross_group_bytes() const {
   return bytes;
 }
 
+namespace {
+
+// One sharding group's per-rank loads and all-to-all bytes, summed table by table (every group
+// is alike: the replicas of 2D sharding hold the same shards).
+struct GroupCosts {
+  GroupCosts(const ShardingContext& c, int group_size, int group_count)
+      : context(c),
+        model(*c.model),
+        group(group_size),
+        groups(group_count),
+        matrices(!c.loads_only),
+        batch(c.batch_per_gpu),
+        communication_bytes(dtype_bytes(c.communication_dtype)),
+        sync_bytes(dtype_bytes(c.sync_dtype)),
+        stream_bw(c.gpu.hbm_bandwidth_bytes_per_s * c.gpu.hbm_efficiency),
+        local(group_size),
+        ids(matrices ? group_size : 0, std::vector<double>(matrices ? group_size : 0, 0.0)),
+        embeddings(ids),
+        replica_unique_bytes(group_size, 0.0) {}
+
+  const ShardingContext& context;
+  const RecsysModelSpec& model;
+  const int group, groups;
+  const bool matrices;
+  const double batch, communication_bytes, sync_bytes, stream_bw;
+  std::vector<RankLoad> local;
+  std::vector<std::vector<double>> ids, embeddings;  // [src][dst] inside the group
+  std::vector<double> replica_unique_bytes;          // gradients synchronised across replicas
+  double global_sync_bytes = 0;                       // all-reduced over all GPUs
+};
+
+// One table's lookups, updates, memory and all-to-all bytes on the GPUs of its placement.
+class TableCosts {
+ public:
+  TableCosts(GroupCosts& g, const EmbeddingTableSpec& t, const TablePlacement& p)
+      : g_(g),
+        t_(t),
+        p_(p),
+        hot_(std::min(p.hot_rows, t.rows)),
+        cold_mass_(1.0 - t.access.mass(1, hot_)),
+        draws_(g.batch * g.group * t.pooling),
+        all_draws_(draws_ * g.groups),
+        state_per_row_(t.dim * g.model.embedding_optimizer.state_bytes_per_parameter) {}
+
+  // Adds the table, the `index`-th of the model (its hash salt), to the group's costs.
+  void add(std::size_t index) {
+    if (hot_ > 0) add_hot_rows();
+    cold_unique_ = t_.access.expected_unique(draws_, hot_ + 1, t_.rows);
+    // Rows touched over all replicas: only 2D plans synchronise them.
+    cold_unique_all_ =
+        g_.groups > 1 ? t_.access.expected_unique(all_draws_, hot_ + 1, t_.rows) : 0.0;
+    switch (p_.strategy) {
+      case ShardingStrategy::kTableWise: {
+        TRAINSIM_ASSERT(p_.ranks.size() == 1, "table-wise needs one GPU");
+        const int o = p_.ranks[0];
+        serve(o, draws_ * cold_mass_, cold_unique_, 1.0, t_.rows - hot_);
+        g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim * g_.sync_bytes;
+        for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0, 1.0);
+        break;
+      }
+      case ShardingStrategy::kRowWise:
+      case ShardingStrategy::kTableRowWise:
+        add_row_shards(g_.context.hash_salt + index);
+        break;
+      case ShardingStrategy::kColumnWise:
+        add_column_shards();
+        break;
+      case ShardingStrategy::kDataParallel: {
+        // A full copy everywhere: local lookups, gradients of the whole table all-reduced.
+        const double b = g_.batch;
+        const double unique = t_.access.expected_unique(b * t_.pooling, hot_ + 1, t_.rows);
+        for (int r = 0; r < g_.group; ++r)
+          serve(r, b * t_.pooling * cold_mass_, unique, 1.0, t_.rows - hot_);
+        g_.global_sync_bytes += (t_.rows - hot_) * t_.dim * g_.sync_bytes;
+        break;
+      }
+    }
+  }
+
+ private:
+  // GPU r serves `lookups` (`unique` distinct rows) of `width_fraction` of the row and holds
+  // `rows_held` rows.
+  void serve(int r, double lookups, double unique, double width_fraction, double rows_held) {
+    RankLoad& l = g_.local[r];
+    const GpuSpec& gpu = g_.context.gpu;
+    const double row = t_.row_bytes() * width_fraction;
+    l.lookups += lookups;
+    l.unique_rows += unique;
+    const double read = lookups * row;
+    l.lookup_bytes += read;
+    l.lookup_seconds +=
+        hbm_seconds(read, gpu.hbm_bandwidth_bytes_per_s * gpu.embedding_efficiency_at(row));
+    // Backward: gradients scattered per lookup, then each distinct row and its optimizer state
+    // read and written once.
+    const double update = lookups * t_.dim * width_fraction * kGradientBytes +
+                          unique * 2 * (row + state_per_row_ * width_fraction);
+    l.update_bytes += update;
+    l.update_seconds += hbm_seconds(update, g_.stream_bw);
+    l.parameter_bytes += rows_held * row;
+    l.optimizer_bytes += rows_held * state_per_row_ * width_fraction;
+  }
+
+  // All-to-all bytes from GPU `from` to GPU `to` (of the group), counted per GPU by whether they
+  // stay in the node.
+  void move(int from, int to, double bytes) {
+    if (from == to || bytes <= 0.0) return;
+    const int gpn = g_.context.gpus_per_node;
+    if (from / gpn == to / gpn) {
+      g_.local[from].sent_local += bytes;
+      g_.local[to].received_local += bytes;
+    } else {
+      g_.local[from].sent_remote += bytes;
+      g_.local[to].received_remote += bytes;
+    }
+  }
+
+  // Each requesting GPU sends the owner its ids for this table (the share `id_share` of them that
+  // the owner holds) and gets back, for a pooled table, one (partial) pooled vector per sample,
+  // `share_of_output` of them; for a sequence table, the row of every id it sent.
+  void exchange(int owner, int requester, double id_share, double width_fraction,
+                double share_of_output) {
+    const double b = g_.batch;
+    const double id_bytes = b * t_.pooling * id_share * kIdBytes;
+    const double vectors = t_.sequence ? t_.pooling * id_share : share_of_output;
+    const double embedding_bytes = b * vectors * t_.dim * width_fraction * g_.communication_bytes;
+    move(requester, owner, id_bytes);
+    move(owner, requester, embedding_bytes);
+    if (!g_.matrices) return;
+    g_.ids[requester][owner] += id_bytes;
+    g_.embeddings[owner][requester] += embedding_bytes;
+  }
+
+  // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
+  void add_hot_rows() {
+    const double b = g_.batch;
+    const double local_lookups = b * t_.pooling * t_.access.mass(1, hot_);
+    const double unique = t_.access.expected_unique(b * t_.pooling, 1, hot_);
+    for (int r = 0; r < g_.group; ++r) serve(r, local_lookups, unique, 1.0, hot_);
+    g_.global_sync_bytes += hot_ * t_.dim * g_.sync_bytes;
+  }
+
+  void add_row_shards(std::uint64_t salt) {
+    const int shards = static_cast<int>(p_.ranks.size());
+    std::vector<double> mass = t_.access.hashed_shard_mass(shards, salt);
+    std::vector<double> unique = t_.access.hashed_shard_unique(shards, draws_, salt);
+    std::vector<double> unique_all = g_.groups > 1
+                                         ? t_.access.hashed_shard_unique(shards, all_draws_, salt)
+                                         : std::vector<double>(shards, 0.0);
+    // Remove the replicated hot rows from the shards that hash them.
+    for (double k = 1; k <= hot_; k += 1) {
+      const int s = AccessDistribution::shard_of(k, shards, salt);
+      const double pk = t_.access.probability(k);
+      mass[s] -= pk;
+      unique[s] -= -std::expm1(draws_ * std::log1p(-pk));
+      if (g_.groups > 1) unique_all[s] -= -std::expm1(all_draws_ * std::log1p(-pk));
+    }
+    const bool table_row_wise = p_.strategy == ShardingStrategy::kTableRowWise;
+    for (int s = 0; s < shards; ++s) {
+      const int o = p_.ranks[s];
+      serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0,
+            (t_.rows - hot_) / shards);
+      g_.replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t_.dim * g_.sync_bytes;
+      // Row-wise: every shard returns a partial sum for every sample. Table-row-wise: partial
+      // sums are reduce-scattered inside the owning node first (each owner then returns 1/shards
+      // of the samples), then sent on.
+      for (int r = 0; r < g_.group; ++r) {
+        exchange(o, r, std::max(0.0, mass[s]), 1.0, table_row_wise ? 1.0 / shards : 1.0);
+      }
+      if (table_row_wise && !t_.sequence) {
+        for (const int other : p_.ranks) {
+          if (other == o) continue;
+          const double partial =
+              g_.batch * g_.group * t_.dim * g_.communication_bytes / (shards * shards);
+          move(o, other, partial);
+          if (g_.matrices) g_.embeddings[o][other] += partial;
+        }
+      }
+    }
+  }
+
+  void add_column_shards() {
+    const int shards = static_cast<int>(p_.ranks.size());
+    if (t_.dim % shards != 0) {
+      throw ConfigError(t_.location, "column-wise sharding of table '" + t_.name + "' over " +
+                                         std::to_string(shards) + " GPUs needs dim " +
+                                         std::to_string(t_.dim) + " to be a multiple of " +
+                                         std::to_string(shards));
+    }
+    for (const int o : p_.ranks) {
+      serve(o, draws_ * cold_mass_, cold_unique_, 1.0 / shards, t_.rows - hot_);
+      g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim / shards * g_.sync_bytes;
+      for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0 / shards, 1.0);
+    }
+  }
+
+  GroupCosts& g_;
+  const EmbeddingTableSpec& t_;
+  const TablePlacement& p_;
+  const double hot_, cold_mass_;
+  const double draws_;      // lookups into the group's shards
+  const double all_draws_;  // over all replicas
+  const double state_per_row_;
+  double cold_unique_ = 0, cold_unique_all_ = 0;
+};
+
+}  // namespace
+
 ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& context) {
   const RecsysModelSpec& model = *context.model;
   const int world = context.world;
@@ -59,26 +266,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
                           std::to_string(world) + " GPUs");
   }
   const int groups = world / group;
-  ShardCosts costs;
-  costs.groups = groups;
-  costs.ranks.assign(world, RankLoad{});
-  const bool matrices = !context.loads_only;
-  if (matrices) {
-    costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
-    costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
-  }
-  const double b = context.batch_per_gpu;
-  const double cb = dtype_bytes(context.communication_dtype);
-  const double sync_bytes = dtype_bytes(context.sync_dtype);
-  const GpuSpec& gpu = context.gpu;
-  const double stream_bw = gpu.hbm_bandwidth_bytes_per_s * gpu.hbm_efficiency;
-  // Per-rank state accumulated per table; the same for every group (replicas).
-  std::vector<RankLoad> local(group);
-  const int side = matrices ? group : 0;
-  std::vector<std::vector<double>> ids(side, std::vector<double>(side, 0.0));
-  std::vector<std::vector<double>> embeddings(side, std::vector<double>(side, 0.0));
-  std::vector<double> replica_unique_bytes(group, 0.0);
-
+  GroupCosts g(context, group, groups);
   for (std::size_t ti = 0; ti < model.tables.size(); ++ti) {
     const EmbeddingTableSpec& t = model.tables[ti];
     const TablePlacement& p = plan.tables[ti];
@@ -91,165 +279,33 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     }
     if (p.ranks.empty())
       throw ConfigError(t.location, "table '" + t.name + "' is placed on no GPU");
-    const double rb = t.row_bytes();
-    const double hot = std::min(p.hot_rows, t.rows);
-    const double hot_mass = t.access.mass(1, hot);
-    const double cold_mass = 1.0 - hot_mass;
-    const double draws = b * group * t.pooling;  // lookups into the group's shards
-    const double all_draws = draws * groups;     // over all replicas
-    const double state_per_row = t.dim * model.embedding_optimizer.state_bytes_per_parameter;
-
-    auto serve = [&](int r, double lookups, double unique, double width_fraction,
-                     double rows_held) {
-      RankLoad& l = local[r];
-      const double row = rb * width_fraction;
-      l.lookups += lookups;
-      l.unique_rows += unique;
-      const double read = lookups * row;
-      l.lookup_bytes += read;
-      l.lookup_seconds +=
-          hbm_seconds(read, gpu.hbm_bandwidth_bytes_per_s * gpu.embedding_efficiency_at(row));
-      // Backward: gradients scattered per lookup, then each distinct row and its optimizer state
-      // read and written once.
-      const double update = lookups * t.dim * width_fraction * kGradientBytes +
-                            unique * 2 * (row + state_per_row * width_fraction);
-      l.update_bytes += update;
-      l.update_seconds += hbm_seconds(update, stream_bw);
-      l.parameter_bytes += rows_held * row;
-      l.optimizer_bytes += rows_held * state_per_row * width_fraction;
-    };
-
-    // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
-    if (hot > 0) {
-      const double local_lookups = b * t.pooling * hot_mass;
-      const double unique = t.access.expected_unique(b * t.pooling, 1, hot);
-      for (int r = 0; r < group; ++r) serve(r, local_lookups, unique, 1.0, hot);
-      costs.global_sync_bytes += hot * t.dim * sync_bytes;
-    }
-    const double cold_unique = t.access.expected_unique(draws, hot + 1, t.rows);
-    // Rows touched over all replicas: only 2D plans synchronise them.
-    const double cold_unique_all =
-        groups > 1 ? t.access.expected_unique(all_draws, hot + 1, t.rows) : 0.0;
-    // All-to-all bytes from GPU `from` to GPU `to` (of the group), counted per GPU by whether
-    // they stay in the node.
-    auto move = [&](int from, int to, double bytes) {
-      if (from == to || bytes <= 0.0) return;
-      if (from / context.gpus_per_node == to / context.gpus_per_node) {
-        local[from].sent_local += bytes;
-        local[to].received_local += bytes;
-      } else {
-        local[from].sent_remote += bytes;
-        local[to].received_remote += bytes;
-      }
-    };
-    // Each requesting GPU sends the owner its ids for this table (the share `id_share` of them
-    // that the owner holds) and gets back, for a pooled table, one (partial) pooled vector per
-    // sample, `share_of_output` of them; for a sequence table, the row of every id it sent.
-    auto exchange = [&](int owner, int requester, double id_share, double width_fraction,
-                        double share_of_output) {
-      const double id_bytes = b * t.pooling * id_share * kIdBytes;
-      const double vectors = t.sequence ? t.pooling * id_share : share_of_output;
-      const double embedding_bytes = b * vectors * t.dim * width_fraction * cb;
-      move(requester, owner, id_bytes);
-      move(owner, requester, embedding_bytes);
-      if (!matrices) return;
-      ids[requester][owner] += id_bytes;
-      embeddings[owner][requester] += embedding_bytes;
-    };
-
-    switch (p.strategy) {
-      case ShardingStrategy::kTableWise: {
-        TRAINSIM_ASSERT(p.ranks.size() == 1, "table-wise needs one GPU");
-        const int o = p.ranks[0];
-        serve(o, draws * cold_mass, cold_unique, 1.0, t.rows - hot);
-        replica_unique_bytes[o] += cold_unique_all * t.dim * sync_bytes;
-        for (int r = 0; r < group; ++r) exchange(o, r, cold_mass, 1.0, 1.0);
-        break;
-      }
-      case ShardingStrategy::kRowWise:
-      case ShardingStrategy::kTableRowWise: {
-        const int shards = static_cast<int>(p.ranks.size());
-        std::vector<double> mass = t.access.hashed_shard_mass(shards, context.hash_salt + ti);
-        std::vector<double> unique =
-            t.access.hashed_shard_unique(shards, draws, context.hash_salt + ti);
-        std::vector<double> unique_all =
-            groups > 1 ? t.access.hashed_shard_unique(shards, all_draws, context.hash_salt + ti)
-                       : std::vector<double>(shards, 0.0);
-        // Remove the replicated hot rows from the shards that hash them.
-        for (double k = 1; k <= hot; k += 1) {
-          const int s = AccessDistribution::shard_of(k, shards, context.hash_salt + ti);
-          const double pk = t.access.probability(k);
-          mass[s] -= pk;
-          unique[s] -= -std::expm1(draws * std::log1p(-pk));
-          if (groups > 1) unique_all[s] -= -std::expm1(all_draws * std::log1p(-pk));
-        }
-        for (int s = 0; s < shards; ++s) {
-          const int o = p.ranks[s];
-          serve(o, draws * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0,
-                (t.rows - hot) / shards);
-          replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t.dim * sync_bytes;
-          for (int r = 0; r < group; ++r) {
-            if (p.strategy == ShardingStrategy::kRowWise) {
-              // Every shard returns a partial sum for every sample.
-              exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0);
-            } else {
-              // Table-row-wise: partial sums are reduce-scattered inside the owning node first
-              // (each owner then returns 1/shards of the samples), then sent on.
-              exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0 / shards);
-            }
-          }
-          if (p.strategy == ShardingStrategy::kTableRowWise && !t.sequence) {
-            for (const int other : p.ranks) {
-              if (other == o) continue;
-              const double partial = b * group * t.dim * cb / (shards * shards);
-              move(o, other, partial);
-              if (matrices) embeddings[o][other] += partial;
-            }
-          }
-        }
-        break;
-      }
-      case ShardingStrategy::kColumnWise: {
-        const int shards = static_cast<int>(p.ranks.size());
-        if (t.dim % shards != 0) {
-          throw ConfigError(t.location, "column-wise sharding of table '" + t.name + "' over " +
-                                            std::to_string(shards) + " GPUs needs dim " +
-                                            std::to_string(t.dim) + " to be a multiple of " +
-                                            std::to_string(shards));
-        }
-        for (const int o : p.ranks) {
-          serve(o, draws * cold_mass, cold_unique, 1.0 / shards, t.rows - hot);
-          replica_unique_bytes[o] += cold_unique_all * t.dim / shards * sync_bytes;
-          for (int r = 0; r < group; ++r) exchange(o, r, cold_mass, 1.0 / shards, 1.0);
-        }
-        break;
-      }
-      case ShardingStrategy::kDataParallel: {
-        // A full copy everywhere: local lookups, gradients of the whole table all-reduced.
-        const double unique = t.access.expected_unique(b * t.pooling, hot + 1, t.rows);
-        for (int r = 0; r < group; ++r)
-          serve(r, b * t.pooling * cold_mass, unique, 1.0, t.rows - hot);
-        costs.global_sync_bytes += (t.rows - hot) * t.dim * sync_bytes;
-        break;
-      }
-    }
+    TableCosts(g, t, p).add(ti);
   }
 
   // Dense network (replicated), activations and all-to-all buffers, then the same for every group.
+  ShardCosts costs;
+  costs.groups = groups;
+  costs.global_sync_bytes = g.global_sync_bytes;
+  costs.ranks.assign(world, RankLoad{});
+  if (g.matrices) {
+    costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
+    costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
+  }
   const double dense_state = model.dense_state_bytes();
-  const double activation_bytes = b * model.activation_bytes_per_example();
-  for (int g = 0; g < groups; ++g) {
+  const double activation_bytes = context.batch_per_gpu * model.activation_bytes_per_example();
+  const int side = g.matrices ? group : 0;
+  for (int k = 0; k < groups; ++k) {
     for (int r = 0; r < group; ++r) {
-      RankLoad l = local[r];
+      RankLoad l = g.local[r];
       l.dense_bytes = dense_state;
       l.activation_bytes = activation_bytes;
       for (int o = 0; o < side; ++o) {
-        l.buffer_bytes += ids[r][o] + ids[o][r] + embeddings[r][o] + embeddings[o][r];
-        costs.id_bytes[g * group + r][g * group + o] = ids[r][o];
-        costs.embedding_bytes[g * group + r][g * group + o] = embeddings[r][o];
+        l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r];
+        costs.id_bytes[k * group + r][k * group + o] = g.ids[r][o];
+        costs.embedding_bytes[k * group + r][k * group + o] = g.embeddings[r][o];
       }
-      if (groups > 1) l.replica_sync_bytes = replica_unique_bytes[r];
-      costs.ranks[g * group + r] = l;
+      if (groups > 1) l.replica_sync_bytes = g.replica_unique_bytes[r];
+      costs.ranks[k * group + r] = l;
     }
   }
   return costs;
