@@ -82,8 +82,7 @@ std::string default_cluster_file();
 std::string default_model_file();
 
 // `load_model` (optional) loads a model file with settings, e.g. from a cache.
-using ModelLoader = std::function<models::ModelSpec(const std::string& path,
-                                                    const std::vector<models::YamlSetting>&)>;
+using models::ModelLoader;
 SimulationInputs load_configs(const ConfigFiles& files,
                               const std::vector<models::ConfigOverride>& overrides,
                               const ModelLoader& load_model = {});

@@ -157,12 +157,9 @@ void check_simulation_inputs(const SimulationInputs& in, const std::vector<int>&
   try {
     models::check_scenario(in, nodes);
   } catch (const models::ScenarioError& e) {
-    // Named by the option that changes it.
-    if (e.input() == "job") {
-      throw UsageError("model '" + models::model_name(in.workload.model) +
-                       "' is a recommender: give --job FILE (batch and sharding)");
-    }
-    throw UsageError("--" + e.input() + " " + e.what());
+    // Named by the option that changes it: "--nodes 200: cluster ... has 128 nodes".
+    throw UsageError("--" + e.input() + (e.value().empty() ? "" : " " + e.value()) + ": " +
+                     e.what());
   }
 }
 

@@ -26,9 +26,7 @@ GpuSpec parse_gpu(const ConfigNode& node) {
   const ConfigNode model = map.required("model");
   gpu.model = model.as_string();
   if (auto arch = map.optional("architecture")) {
-    const auto parsed = parse_gpu_arch(arch->as_string());
-    if (!parsed) arch->fail("must be volta, ampere, hopper or blackwell, got '" + arch->as_string() + "'");
-    gpu.architecture = *parsed;
+    gpu.architecture = arch->as_enum(gpu_arch_names());
   } else if (const auto inferred = gpu_arch_of_model(gpu.model)) {
     gpu.architecture = *inferred;
   } else {
@@ -67,15 +65,7 @@ GpuSpec parse_gpu(const ConfigNode& node) {
 IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
   MapReader map(node);
   IntraNodeSpec intra;
-  const ConfigNode fabric = map.required("fabric");
-  const std::string name = fabric.as_string();
-  if (name == "nvswitch") {
-    intra.fabric = IntraNodeFabric::kNvSwitch;
-  } else if (name == "pcie") {
-    intra.fabric = IntraNodeFabric::kPcie;
-  } else {
-    fabric.fail("must be nvswitch or pcie, got '" + name + "'");
-  }
+  intra.fabric = map.required("fabric").as_enum(intra_node_fabric_names());
   intra.gpu_link = parse_link_class(map.required("gpu_link"));
   const auto switches = map.optional("pcie_switches");
   const auto switch_link = map.optional("switch_link");
@@ -129,11 +119,7 @@ NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
   nic.link.efficiency = parse_efficiency(map);
   nic.gpu_link = parse_link_class(map.required("gpu_link"));
   if (auto t = map.optional("transport")) {
-    const auto parsed = parse_net_transport(t->as_string());
-    if (!parsed) {
-      t->fail("must be infiniband, roce, efa, tcpx, tcpxo or socket, got '" + t->as_string() + "'");
-    }
-    nic.transport = *parsed;
+    nic.transport = t->as_enum(net_transport_names());
     // TCP transports move data through host or device buffers without RDMA.
     nic.gpu_direct = nic.transport != NetTransport::kSocket && nic.transport != NetTransport::kTcpx &&
                      nic.transport != NetTransport::kTcpxo;
@@ -185,22 +171,19 @@ NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
 NetworkSpec parse_network(const ConfigNode& node) {
   MapReader map(node);
   NetworkSpec net;
-  const ConfigNode topology = map.required("topology");
-  const std::string name = topology.as_string();
+  net.topology = map.required("topology").as_enum(network_topology_names());
   const auto nodes_per_leaf = map.optional("nodes_per_leaf");
   const auto spines = map.optional("spines");
   const auto oversubscription = map.optional("oversubscription");
   const auto rail_optimized = map.optional("rail_optimized");
   const auto switch_latency = map.optional("switch_latency");
   if (auto sharp = map.optional("sharp")) net.sharp = sharp->as_bool();
-  if (name == "single_switch") {
-    net.topology = NetworkTopology::kSingleSwitch;
+  if (net.topology == NetworkTopology::kSingleSwitch) {
     for (const auto* key :
          {&nodes_per_leaf, &spines, &oversubscription, &rail_optimized, &switch_latency}) {
       if (*key) (*key)->fail("applies only to topology: fat_tree");
     }
-  } else if (name == "fat_tree") {
-    net.topology = NetworkTopology::kFatTree;
+  } else {
     if (!nodes_per_leaf) map.fail_missing("nodes_per_leaf", "a fat_tree needs it");
     if (!spines) map.fail_missing("spines", "a fat_tree needs it");
     net.nodes_per_leaf = static_cast<int>(nodes_per_leaf->positive_integer());
@@ -214,8 +197,6 @@ NetworkSpec parse_network(const ConfigNode& node) {
     }
     if (rail_optimized) net.rail_optimized = rail_optimized->as_bool();
     if (switch_latency) net.switch_latency = parse_time(*switch_latency);
-  } else {
-    topology.fail("must be single_switch or fat_tree, got '" + name + "'");
   }
   map.finish();
   return net;

@@ -89,7 +89,7 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
 
   w.begin("intra_node");
   const bool nvswitch = c.intra_node.fabric == IntraNodeFabric::kNvSwitch;
-  w.key("intra_node", "fabric", std::string(nvswitch ? "nvswitch" : "pcie"));
+  w.key("intra_node", "fabric", std::string(intra_node_fabric_names().name(c.intra_node.fabric)));
   if (nvswitch) w.key("intra_node", "nvls", c.intra_node.nvls);
   if (nvswitch && c.intra_node.nvlink_links > 0) {
     w.key("intra_node", "nvlink_links", c.intra_node.nvlink_links);
@@ -129,10 +129,8 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
 
     w.begin("network");
     const NetworkSpec& n = c.network;
-    if (n.topology == NetworkTopology::kSingleSwitch) {
-      w.key("network", "topology", std::string("single_switch"));
-    } else {
-      w.key("network", "topology", std::string("fat_tree"));
+    w.key("network", "topology", std::string(network_topology_names().name(n.topology)));
+    if (n.topology == NetworkTopology::kFatTree) {
       w.key("network", "rail_optimized", n.rail_optimized);
       w.key("network", "nodes_per_leaf", n.nodes_per_leaf);
       w.key("network", "spines", n.spines);
@@ -162,7 +160,7 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.begin("host");
     if (c.host.cpu_cores > 0) w.key("host", "cpu_cores", c.host.cpu_cores);
     if (c.host.cpu_vendor != CpuVendor::kIntel) {
-      w.key("host", "cpu_vendor", std::string(c.host.cpu_vendor == CpuVendor::kAmd ? "amd" : "arm"));
+      w.key("host", "cpu_vendor", std::string(cpu_vendor_names().name(c.host.cpu_vendor)));
     }
     w.end();
   }

@@ -14,6 +14,7 @@
 
 #include "models/config/quantity.h"
 #include "models/spec/config_error.h"
+#include "models/spec/enum_names.h"
 #include "models/spec/setting.h"
 
 namespace trainsim::models {
@@ -48,6 +49,14 @@ class ConfigNode {
   // A number with a unit of `dimension` (see quantity.h), in base units.
   double as_quantity(Dimension dimension) const;
   std::vector<ConfigNode> items() const;  // elements of a sequence
+  // One of an enum's names ("must be a, b or c, got 'x'" otherwise).
+  template <class E>
+  E as_enum(const EnumNames<E>& names) const {
+    const std::string text = as_string();
+    const auto value = names.parse(text);
+    if (!value) fail("must be " + names.choices() + ", got '" + text + "'");
+    return *value;
+  }
 
   // Range checks that fail with a message naming the value.
   double positive_quantity(Dimension dimension) const;

@@ -36,10 +36,8 @@ JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& s
     if (auto strategy = s.optional("strategy")) {
       job.sharding = strategy->as_string();
       if (job.sharding != "greedy" && job.sharding != "plan" && !parse_strategy(job.sharding)) {
-        strategy->fail(
-            "must be greedy, plan, table_wise, row_wise, column_wise, table_row_wise or "
-            "data_parallel, got '" +
-            job.sharding + "'");
+        strategy->fail("must be greedy, plan, " + strategy_names().choices() + ", got '" +
+                       job.sharding + "'");
       }
     }
     if (auto group = s.optional("group")) {

@@ -22,27 +22,25 @@ std::vector<int> positive_list(const ConfigNode& node) {
 
 OptimizerSpec parse_optimizer(const ConfigNode& node) {
   OptimizerSpec o;
-  std::string kind;
   std::optional<ConfigNode> state;
   if (node.is_scalar()) {
-    kind = node.as_string();
+    o.kind = node.as_enum(optimizer_names());
   } else {
     MapReader map(node);
-    kind = map.required("type").as_string();
+    o.kind = map.required("type").as_enum(optimizer_names());
     state = map.optional("state_bytes_per_parameter");
     map.finish();
   }
-  if (kind == "sgd") {
-    o.kind = OptimizerKind::kSgd;
-    o.state_bytes_per_parameter = 0;
-  } else if (kind == "adagrad") {
-    o.kind = OptimizerKind::kAdagrad;
-    o.state_bytes_per_parameter = 4;  // one fp32 accumulator per parameter
-  } else if (kind == "adam") {
-    o.kind = OptimizerKind::kAdam;
-    o.state_bytes_per_parameter = 8;  // fp32 first and second moments
-  } else {
-    node.fail("unknown optimizer '" + kind + "' (expected sgd, adagrad or adam)");
+  switch (o.kind) {
+    case OptimizerKind::kSgd:
+      o.state_bytes_per_parameter = 0;
+      break;
+    case OptimizerKind::kAdagrad:
+      o.state_bytes_per_parameter = 4;  // one fp32 accumulator per parameter
+      break;
+    case OptimizerKind::kAdam:
+      o.state_bytes_per_parameter = 8;  // fp32 first and second moments
+      break;
   }
   if (state) o.state_bytes_per_parameter = state->nonnegative_quantity(Dimension::kBytes);
   return o;
@@ -166,24 +164,17 @@ RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
   if (auto bottom = map.optional("bottom_mlp")) m.bottom_mlp = positive_list(*bottom);
   if (auto interaction = map.optional("interaction")) {
     MapReader i(*interaction);
-    const ConfigNode type = i.required("type");
-    const std::string kind = type.as_string();
+    m.interaction = i.required("type").as_enum(interaction_names());
     const auto layers = i.optional("layers");
     const auto rank = i.optional("low_rank");
-    if (kind == "dot") {
-      m.interaction = InteractionKind::kDot;
-    } else if (kind == "dcnv2") {
-      m.interaction = InteractionKind::kDcnV2;
+    const bool dcn = m.interaction == InteractionKind::kDcnV2;
+    if (dcn) {
       if (!layers) i.fail_missing("layers", "DCNv2 cross layers");
       if (!rank) i.fail_missing("low_rank", "DCNv2 low rank");
       m.cross_layers = static_cast<int>(layers->positive_integer());
       m.low_rank = static_cast<int>(rank->positive_integer());
-    } else if (kind == "concat") {
-      m.interaction = InteractionKind::kConcat;
-    } else {
-      type.fail("must be dot, dcnv2 or concat, got '" + kind + "'");
     }
-    if (kind != "dcnv2" && (layers || rank))
+    if (!dcn && (layers || rank))
       (layers ? *layers : *rank).fail("applies only to type: dcnv2");
     i.finish();
   }

@@ -40,16 +40,7 @@ HostSpec parse_host(const ConfigNode& node) {
     h.cpu_cores = static_cast<int>(cores->positive_integer());
   }
   if (auto vendor = map.optional("cpu_vendor")) {
-    const std::string v = vendor->as_string();
-    if (v == "intel") {
-      h.cpu_vendor = CpuVendor::kIntel;
-    } else if (v == "amd") {
-      h.cpu_vendor = CpuVendor::kAmd;
-    } else if (v == "arm") {
-      h.cpu_vendor = CpuVendor::kArm;
-    } else {
-      vendor->fail("must be intel, amd or arm, got '" + v + "'");
-    }
+    h.cpu_vendor = vendor->as_enum(cpu_vendor_names());
   }
   map.finish();
   return h;

@@ -101,18 +101,8 @@ SweepSpec load_sweep_spec(const std::string& path) {
   if (auto b = map.optional("baseline_nodes")) {
     s.baseline_nodes = static_cast<int>(b->positive_integer());
   }
-  if (auto n = map.optional("network")) {
-    s.network = network_model_names().parse(n->as_string());
-    if (!s.network) {
-      n->fail("must be " + network_model_names().choices() + ", got '" + n->as_string() + "'");
-    }
-  }
-  if (auto sc = map.optional("scaling")) {
-    s.scaling = scaling_mode_names().parse(sc->as_string());
-    if (!s.scaling) {
-      sc->fail("must be " + scaling_mode_names().choices() + ", got '" + sc->as_string() + "'");
-    }
-  }
+  if (auto n = map.optional("network")) s.network = n->as_enum(network_model_names());
+  if (auto sc = map.optional("scaling")) s.scaling = sc->as_enum(scaling_mode_names());
 
   if (auto c = map.optional("combine")) {
     const std::string how = c->as_string();

@@ -82,5 +82,28 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
   EXPECT_LT(study.points[2].efficiency, 1.0);
 }
 
+TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {
+  // The model overlaps its gradient all-reduce in 4 buckets; the job turns overlap off, so each
+  // step is the 5 ms of compute, then the whole 100 MB all-reduce (as above, at 2 nodes: NCCL's
+  // (8.4 + 2 x 14) us x 1.4 and 100 MB over the 25 GB/s NIC).
+  DenseModelSpec m;
+  m.name = "m";
+  m.flops_per_example = 1e9;
+  m.batch_per_gpu = 1;
+  m.parameter_bytes = 100e6;
+  m.compute_dtype = Dtype::kBf16;
+  m.all_reduce_algorithm = Algorithm::kRing;
+  m.overlap_all_reduce = true;
+  m.gradient_buckets = 4;
+  JobSpec job;
+  job.batch_per_gpu = 500;
+  job.overlap_gradient_all_reduce = false;
+  const ScalingStudy study = run_scaling_study(one_gpu_nodes(), Workload{m, job}, {2}, {});
+  ASSERT_EQ(study.points.size(), 1u);
+  const Time latency = time_from_seconds((8.4 + 2 * 14.0) * 1.4 * 1e-6);
+  EXPECT_EQ(study.points[0].step_time,
+            5 * kMillisecond + latency + transfer_time(100e6, 25e9));
+}
+
 }  // namespace
 }  // namespace trainsim::models

@@ -17,7 +17,7 @@ Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverr
   if (files.job.empty()) {
     for (const auto& o : overrides) {
       if (o.target == "job") {
-        throw ConfigError(o.origin, o.key() + ": there is no job file to change (give one)");
+        throw ConfigError(o.origin, o.key() + ": there is no job file to change");
       }
     }
   }
@@ -47,14 +47,15 @@ Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverr
 void check_scenario(const Scenario& scenario, const std::vector<int>& nodes) {
   const ClusterSpec& cluster = scenario.cluster;
   if (std::holds_alternative<RecsysModelSpec>(scenario.workload.model) && !scenario.workload.job) {
-    throw ScenarioError("job", "model '" + model_name(scenario.workload.model) +
-                                   "' is a recommender: it needs a job (batch and sharding)");
+    throw ScenarioError("job", "",
+                        "model '" + model_name(scenario.workload.model) +
+                            "' is a recommender, which needs a job file (batch and sharding)");
   }
   for (const int n : nodes) {
     if (n > cluster.nodes) {
-      throw ScenarioError("nodes", std::to_string(n) + ": cluster '" + cluster.name + "' (" +
-                                       cluster.source_file + ") has " +
-                                       std::to_string(cluster.nodes) + " nodes");
+      throw ScenarioError("nodes", std::to_string(n),
+                          "cluster '" + cluster.name + "' (" + cluster.source_file + ") has " +
+                              std::to_string(cluster.nodes) + " nodes");
     }
   }
   // At the model's key, or at the setting that changed it.

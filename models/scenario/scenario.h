@@ -22,14 +22,17 @@ struct ScenarioFiles {
   std::string cluster, model, job;
 };
 
+// Loads a model file with settings (e.g. from a cache).
+using ModelLoader =
+    std::function<ModelSpec(const std::string& path, const std::vector<YamlSetting>& settings)>;
+
 // How files are found: the defaults for a cluster and a model no file names, and how a path
 // written in a job or on the command line becomes one that opens (e.g. relative to a source tree).
 struct ScenarioSources {
   std::string default_cluster;
   std::string default_model;
   std::function<std::string(const std::string&)> resolve_path;  // unset: as written
-  // Loads a model file with settings (e.g. from a cache); unset: load_model_spec.
-  std::function<ModelSpec(const std::string& path, const std::vector<YamlSetting>&)> load_model;
+  ModelLoader load_model;                                       // unset: load_model_spec
 };
 
 // The resolved scenario.
@@ -40,15 +43,16 @@ struct Scenario {
 };
 
 // A scenario that cannot run as asked, though every file is valid: `input` names what must change
-// ("nodes": a node count the cluster lacks; "job": a recommender without a job).
+// ("nodes": a node count the cluster lacks, `value`; "job": a recommender without a job).
 class ScenarioError : public std::runtime_error {
  public:
-  ScenarioError(std::string input, const std::string& message)
-      : std::runtime_error(message), input_(std::move(input)) {}
+  ScenarioError(std::string input, std::string value, const std::string& message)
+      : std::runtime_error(message), input_(std::move(input)), value_(std::move(value)) {}
   const std::string& input() const { return input_; }
+  const std::string& value() const { return value_; }
 
  private:
-  std::string input_;
+  std::string input_, value_;
 };
 
 // Loads the files with the overrides that target each. Throws ConfigError (at the file's key, or

@@ -30,6 +30,24 @@ std::optional<NetTransport> parse_net_transport(std::string_view name) {
   return net_transport_names().parse(name);
 }
 
+const EnumNames<IntraNodeFabric>& intra_node_fabric_names() {
+  static const EnumNames<IntraNodeFabric> names = {{IntraNodeFabric::kNvSwitch, "nvswitch"},
+                                                   {IntraNodeFabric::kPcie, "pcie"}};
+  return names;
+}
+
+const EnumNames<NetworkTopology>& network_topology_names() {
+  static const EnumNames<NetworkTopology> names = {{NetworkTopology::kSingleSwitch, "single_switch"},
+                                                   {NetworkTopology::kFatTree, "fat_tree"}};
+  return names;
+}
+
+const EnumNames<CpuVendor>& cpu_vendor_names() {
+  static const EnumNames<CpuVendor> names = {
+      {CpuVendor::kIntel, "intel"}, {CpuVendor::kAmd, "amd"}, {CpuVendor::kArm, "arm"}};
+  return names;
+}
+
 std::optional<GpuArch> gpu_arch_of_model(std::string_view model) {
   auto has = [&](std::string_view part) { return model.find(part) != std::string_view::npos; };
   if (has("V100")) return GpuArch::kVolta;

@@ -67,6 +67,7 @@ struct LinkClassSpec {
 };
 
 enum class IntraNodeFabric { kNvSwitch, kPcie };
+const EnumNames<IntraNodeFabric>& intra_node_fabric_names();  // "nvswitch", "pcie"
 
 struct IntraNodeSpec {
   IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
@@ -112,6 +113,7 @@ struct NicSpec {
 };
 
 enum class NetworkTopology { kSingleSwitch, kFatTree };
+const EnumNames<NetworkTopology>& network_topology_names();  // "single_switch", "fat_tree"
 
 struct NetworkSpec {
   NetworkTopology topology = NetworkTopology::kSingleSwitch;

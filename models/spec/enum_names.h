@@ -38,10 +38,10 @@ class EnumNames {
   // Every value, in the table's order.
   const std::vector<E>& values() const { return values_; }
   // "a, b or c" (the names of every value, without aliases).
-  std::string choices(std::string_view last = " or ") const {
+  std::string choices() const {
     std::string out;
     for (std::size_t i = 0; i < values_.size(); ++i) {
-      if (i > 0) out += i + 1 == values_.size() ? last : std::string_view(", ");
+      if (i > 0) out += i + 1 == values_.size() ? " or " : ", ";
       out += name(values_[i]);
     }
     return out;

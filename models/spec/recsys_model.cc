@@ -4,6 +4,19 @@
 
 namespace trainsim::models {
 
+const EnumNames<InteractionKind>& interaction_names() {
+  static const EnumNames<InteractionKind> names = {{InteractionKind::kDot, "dot"},
+                                                   {InteractionKind::kDcnV2, "dcnv2"},
+                                                   {InteractionKind::kConcat, "concat"}};
+  return names;
+}
+
+const EnumNames<OptimizerKind>& optimizer_names() {
+  static const EnumNames<OptimizerKind> names = {
+      {OptimizerKind::kSgd, "sgd"}, {OptimizerKind::kAdagrad, "adagrad"}, {OptimizerKind::kAdam, "adam"}};
+  return names;
+}
+
 namespace {
 
 // Width of the pooled feature vectors concatenated from the tables (the sequence table counts

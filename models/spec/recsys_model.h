@@ -11,6 +11,7 @@
 #include "models/spec/access_distribution.h"
 #include "models/spec/config_error.h"
 #include "models/spec/dtype.h"
+#include "models/spec/enum_names.h"
 #include "models/spec/runtime_spec.h"
 
 namespace trainsim::models {
@@ -30,6 +31,7 @@ struct EmbeddingTableSpec {
 };
 
 enum class InteractionKind { kDot, kDcnV2, kConcat };
+const EnumNames<InteractionKind>& interaction_names();  // "dot", "dcnv2", "concat"
 
 struct TransformerSpec {
   int layers = 0;
@@ -40,6 +42,7 @@ struct TransformerSpec {
 };
 
 enum class OptimizerKind { kSgd, kAdagrad, kAdam };
+const EnumNames<OptimizerKind>& optimizer_names();  // "sgd", "adagrad", "adam"
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::kSgd;

@@ -10,6 +10,7 @@
 
 #include "engine/units.h"
 #include "models/spec/config_error.h"
+#include "models/spec/enum_names.h"
 
 namespace trainsim::models {
 
@@ -25,6 +26,7 @@ struct StorageSpec {
 
 // Host CPUs per node (0: not given; the dataloader's workers then each have a core).
 enum class CpuVendor { kIntel, kAmd, kArm };
+const EnumNames<CpuVendor>& cpu_vendor_names();  // "intel", "amd", "arm" (cluster_spec.cc)
 struct HostSpec {
   int cpu_cores = 0;
   // NCCL's tuning reads the CPU vendor (its network overhead and low-latency bandwidth caps).
