@@ -4,8 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string_view>
 #include <variant>
 
 #include "engine/units.h"

@@ -1,6 +1,5 @@
 #include "models/workload/dense_training.h"
 
-#include <algorithm>
 #include <string>
 
 #include "engine/check.h"

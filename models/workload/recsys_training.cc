@@ -1,8 +1,6 @@
 #include "models/workload/recsys_training.h"
 
 #include <algorithm>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 
