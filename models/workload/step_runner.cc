@@ -123,6 +123,8 @@ TaskId StepRunner::join(const std::string& name, int rank, Collective* collectiv
 }
 
 TaskId StepRunner::end_step(const std::string& name, int rank) {
+  TRAINSIM_ASSERT(static_cast<int>(steps_[step_].end.size()) == rank,
+                  "each step's ranks end in rank order");
   const TaskId id = sync(name, rank);
   steps_[step_].end.push_back(id);
   return id;
