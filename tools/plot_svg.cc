@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tools/result_schema.h"
+
 namespace trainsim::cli {
 
 namespace {
@@ -12,8 +14,8 @@ namespace {
 // Colour-blind-safe palette (Okabe-Ito) for series, and one colour per breakdown part.
 const char* const kSeriesColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                       "#E69F00", "#56B4E9", "#F0E442", "#000000"};
-const char* const kPartNames[] = {"compute", "comm stall", "imbalance", "input stall",
-                                  "checkpoint"};
+// The breakdown's parts by name, in their order (result_schema.h).
+std::string part_name(int part) { return std::string(breakdown_parts().at(part)->name); }
 const char* const kPartColours[] = {"#009E73", "#D55E00", "#E69F00", "#56B4E9", "#CC79A7"};
 
 std::string num(double v) {
@@ -185,7 +187,7 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
         y -= h;
         out << "<rect x=\"" << num(bx) << "\" y=\"" << num(y) << "\" width=\"" << num(slot * 0.6)
             << "\" height=\"" << num(h) << "\" fill=\"" << kPartColours[part] << "\"><title>"
-            << kPartNames[part] << ": " << num(100 * (total > 0 ? pts[k].parts[part] / total : 0))
+            << part_name(part) << ": " << num(100 * (total > 0 ? pts[k].parts[part] / total : 0))
             << "%</title></rect>\n";
       }
       out << "<text x=\"" << num(bx + slot * 0.3) << "\" y=\"" << num(br.y + br.h + 18)
@@ -197,7 +199,7 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
     out << "<rect x=\"" << num(br.x + br.w + 25) << "\" y=\"" << num(ly - 10)
         << "\" width=\"14\" height=\"14\" fill=\"" << kPartColours[part] << "\"/>\n";
     out << "<text x=\"" << num(br.x + br.w + 45) << "\" y=\"" << num(ly + 2) << "\">"
-        << kPartNames[part] << "</text>\n";
+        << part_name(part) << "</text>\n";
   }
   // Series legend (first 8), under the plots.
   for (std::size_t i = 0; i < series.size() && i < 8; ++i) {

@@ -12,7 +12,8 @@ struct PlotPoint {
   int nodes = 0;
   double speedup = 0.0;
   double efficiency = 0.0;
-  // Seconds per step: compute, communication stall, load imbalance, input stall, checkpoint.
+  // Seconds per step of each part of the breakdown, in the order of breakdown_parts()
+  // (result_schema.h): compute, communication stall, load imbalance, input stall, checkpoint.
   double parts[5] = {0, 0, 0, 0, 0};
 };
 

@@ -16,6 +16,7 @@
 #include "tools/output_file.h"
 #include "tools/plot_svg.h"
 #include "tools/report_format.h"
+#include "tools/result_schema.h"
 
 namespace trainsim::cli {
 
@@ -260,14 +261,11 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   if (trace_file) trace_file->commit();
   if (plot_file) {
     PlotSeries series{models::model_name(workload.model), {}};
+    const auto parts = breakdown_parts();
     for (const auto& p : study.points) {
-      series.points.push_back(
-          {p.nodes,
-           p.speedup,
-           p.efficiency,
-           {to_seconds(p.breakdown.compute), to_seconds(p.breakdown.exposed_communication),
-            to_seconds(p.breakdown.imbalance), to_seconds(p.breakdown.input_stall),
-            to_seconds(p.breakdown.checkpoint)}});
+      PlotPoint q{p.nodes, p.speedup, p.efficiency};
+      for (std::size_t i = 0; i < parts.size(); ++i) q.parts[i] = parts[i]->value(p);
+      series.points.push_back(q);
     }
     write_scaling_svg(plot_file->stream(), {series},
                       models::model_name(workload.model) + " on " + cluster.name,

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/result_schema.h"
 #include "tools/version.h"
 
 namespace trainsim::cli {
@@ -73,21 +74,6 @@ std::string target_summary(const models::QualityTarget& t) {
          " examples at a small batch, " + b_noise;
 }
 
-std::string hours_cell(double seconds) {
-  return std::isnan(seconds) ? "-" : printf_string("%.3g", seconds / 3600.0);
-}
-
-struct Category {
-  const char* name;
-  Time models::StepBreakdown::*field;
-};
-constexpr Category kCategories[] = {
-    {"compute", &models::StepBreakdown::compute},
-    {"communication stall", &models::StepBreakdown::exposed_communication},
-    {"load imbalance", &models::StepBreakdown::imbalance},
-    {"input stall", &models::StepBreakdown::input_stall},
-    {"checkpoint", &models::StepBreakdown::checkpoint}};
-
 std::string duration(double seconds) {
   if (seconds < 1.0) return printf_string("%.3g ms", seconds * 1e3);
   if (seconds < 120.0) return printf_string("%.3g s", seconds);
@@ -142,47 +128,15 @@ void write_table(std::ostream& out, const PredictReport& r) {
       << (points.empty() ? 0 : points.front().nodes) << " node(s)\nnetwork  " << r.network_model
       << " model; " << (r.steps - r.warmup_steps) << " measured step(s) after " << r.warmup_steps
       << " warm-up\nquality  " << target_summary(r.study->target) << "\n\n";
-  const std::vector<std::pair<std::string, std::size_t>> columns = {{"nodes", 5},
-                                                                    {"GPUs", 5},
-                                                                    {"global batch", 12},
-                                                                    {"step (ms)", 10},
-                                                                    {"throughput (ex/s)", 17},
-                                                                    {"speedup", 8},
-                                                                    {"efficiency", 10},
-                                                                    {"ttq (h)", 8},
-                                                                    {"ttq speedup", 11},
-                                                                    {"compute", 9},
-                                                                    {"comm stall", 10},
-                                                                    {"imbalance", 9},
-                                                                    {"input", 7},
-                                                                    {"ckpt", 6},
-                                                                    {"slowest", 7},
-                                                                    {"dominant", 19}};
+  const auto& columns = result_columns();
   std::string header;
-  for (const auto& [name, width] : columns)
-    header += (header.empty() ? "" : "  ") + pad_left(name, width);
+  for (const ResultColumn& c : columns)
+    header += (header.empty() ? "" : "  ") + pad_left(std::string(c.label), c.width);
   out << header << "\n";
   for (const auto& p : points) {
-    const std::vector<std::string> cells = {
-        std::to_string(p.nodes),
-        std::to_string(p.gpus),
-        printf_string("%.0f", p.global_batch),
-        printf_string("%.3f", ms(p.step_time)),
-        printf_string("%.0f", p.throughput),
-        printf_string("%.2fx", p.speedup),
-        printf_string("%.1f%%", 100.0 * p.efficiency),
-        hours_cell(p.time_to_quality_s),
-        printf_string("%.2fx", p.ttq_speedup),
-        printf_string("%.3f", ms(p.breakdown.compute)),
-        printf_string("%.3f", ms(p.breakdown.exposed_communication)),
-        printf_string("%.3f", ms(p.breakdown.imbalance)),
-        printf_string("%.3f", ms(p.breakdown.input_stall)),
-        printf_string("%.3f", ms(p.breakdown.checkpoint)),
-        std::to_string(p.slowest_rank),
-        dominant_cause(p)};
     std::string line;
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      line += (i == 0 ? "" : "  ") + pad_left(cells[i], columns[i].second);
+    for (const ResultColumn& c : columns)
+      line += (line.empty() ? "" : "  ") + pad_left(c.table_text(p), c.width);
     out << line << "\n";
   }
   write_beyond_the_step(out, points);
@@ -198,19 +152,15 @@ void write_table(std::ostream& out, const PredictReport& r) {
 }
 
 void write_csv(std::ostream& out, const PredictReport& r) {
-  out << "nodes,gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,"
-         "time_to_quality_s,ttq_speedup,compute_s,communication_stall_s,load_imbalance_s,"
-         "input_stall_s,checkpoint_s,slowest_rank,dominant\n";
+  std::string header;
+  for (const ResultColumn& c : result_columns()) header += (header.empty() ? "" : ",") + c.csv_key();
+  out << header << "\n";
   for (const auto& p : r.study->points) {
-    out << p.nodes << ',' << p.gpus << ',' << printf_string("%.0f", p.global_batch) << ','
-        << printf_string("%.9g", to_seconds(p.step_time)) << ','
-        << printf_string("%.9g", p.throughput) << ',' << printf_string("%.9g", p.speedup) << ','
-        << printf_string("%.9g", p.efficiency) << ','
-        << (std::isnan(p.time_to_quality_s) ? "" : printf_string("%.9g", p.time_to_quality_s))
-        << ',' << printf_string("%.9g", p.ttq_speedup);
-    for (const Category& c : kCategories)
-      out << ',' << printf_string("%.9g", to_seconds(p.breakdown.*c.field));
-    out << ',' << p.slowest_rank << ',' << dominant_cause(p) << "\n";
+    std::string line;
+    for (const ResultColumn& c : result_columns()) {
+      line += (&c == &result_columns().front() ? "" : ",") + c.csv_text(p);
+    }
+    out << line << "\n";
   }
 }
 
@@ -236,28 +186,11 @@ void write_json(std::ostream& out, const PredictReport& r) {
   doc["baseline_nodes"] = r.study->points.empty() ? 0 : r.study->points.front().nodes;
   auto& points = doc["points"] = nlohmann::ordered_json::array();
   for (const auto& p : r.study->points) {
-    nlohmann::ordered_json breakdown;
-    breakdown["compute"] = to_seconds(p.breakdown.compute);
-    breakdown["communication_stall"] = to_seconds(p.breakdown.exposed_communication);
-    breakdown["load_imbalance"] = to_seconds(p.breakdown.imbalance);
-    breakdown["input_stall"] = to_seconds(p.breakdown.input_stall);
-    breakdown["checkpoint"] = to_seconds(p.breakdown.checkpoint);
-    points.push_back({{"nodes", p.nodes},
-                      {"gpus", p.gpus},
-                      {"global_batch", p.global_batch},
-                      {"step_time_s", to_seconds(p.step_time)},
-                      {"throughput_examples_per_s", p.throughput},
-                      {"speedup", p.speedup},
-                      {"efficiency", p.efficiency},
-                      {"breakdown_s", breakdown},
-                      {"slowest_rank", p.slowest_rank},
-                      {"slowest_rank_compute_s", to_seconds(p.slowest_rank_compute)},
-                      {"dominant", dominant_cause(p)},
-                      {"events", p.events}});
-    auto& j = points.back();
-    j["ttq_speedup"] = p.ttq_speedup;
+    nlohmann::ordered_json j;
+    for (const ResultColumn& c : result_columns()) c.put_json(j, p);
+    j["slowest_rank_compute_s"] = to_seconds(p.slowest_rank_compute);
+    j["events"] = p.events;
     if (!std::isnan(p.time_to_quality_s)) {
-      j["time_to_quality_s"] = p.time_to_quality_s;
       j["examples_to_target"] = p.examples_to_target;
       j["steps_to_target"] = p.steps_to_target;
     }
@@ -278,6 +211,7 @@ void write_json(std::ostream& out, const PredictReport& r) {
                          {"cluster_mtbf_s", c.cluster_mtbf_seconds},
                          {"overhead", c.overhead}};
     }
+    points.push_back(std::move(j));
   }
   out << doc.dump(2) << "\n";
 }
@@ -286,15 +220,17 @@ void write_json(std::ostream& out, const PredictReport& r) {
 
 std::string dominant_cause(const models::ScalingPoint& point) {
   // What eats the step beyond local compute: the largest loss, once losses are a tenth of it.
-  const Category* best = nullptr;
+  const std::vector<const ResultColumn*> parts = breakdown_parts();
+  const models::StepBreakdown& b = point.breakdown;
+  const ResultColumn* best = nullptr;
   Time losses = 0;
-  for (const Category& c : kCategories) {
-    if (c.field == &models::StepBreakdown::compute) continue;
-    losses += point.breakdown.*c.field;
-    if (!best || point.breakdown.*c.field > point.breakdown.*best->field) best = &c;
+  for (const ResultColumn* c : parts) {
+    if (c == parts.front()) continue;  // compute
+    losses += b.*c->part;
+    if (!best || b.*c->part > b.*best->part) best = c;
   }
-  if (!best || losses * 10 < point.step_time) return kCategories[0].name;
-  return best->name;
+  if (!best || losses * 10 < point.step_time) return std::string(parts.front()->name);
+  return std::string(best->name);
 }
 
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format) {

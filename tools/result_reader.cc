@@ -10,6 +10,7 @@
 
 #include "models/spec/config_error.h"
 #include "tools/report_format.h"
+#include "tools/result_schema.h"
 
 namespace trainsim::cli {
 
@@ -17,49 +18,32 @@ namespace {
 
 using nlohmann::json;
 
-std::string num(double v, const char* format = "%.6g") { return printf_string(format, v); }
-
-double number_or_nan(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
+// The columns a result file has for every row (sweep rows lack the slowest rank).
+std::vector<const ResultColumn*> row_columns() {
+  std::vector<const ResultColumn*> out;
+  for (const ResultColumn& c : result_columns()) {
+    if (c.in_sweep_rows) out.push_back(&c);
+  }
+  return out;
 }
-
-const char* const kParts[] = {"compute", "communication_stall", "load_imbalance", "input_stall",
-                              "checkpoint"};
 
 PlotPoint plot_point(const json& p) {
   PlotPoint q;
   q.nodes = p.value("nodes", 0);
-  q.speedup = number_or_nan(p, "speedup");
-  q.efficiency = number_or_nan(p, "efficiency");
-  if (p.contains("breakdown_s")) {
-    for (int i = 0; i < 5; ++i) q.parts[i] = p["breakdown_s"].value(kParts[i], 0.0);
+  q.speedup = result_column("speedup").number_in(p);
+  q.efficiency = result_column("efficiency").number_in(p);
+  const auto parts = breakdown_parts();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const double v = parts[i]->number_in(p);
+    q.parts[i] = std::isnan(v) ? 0.0 : v;
   }
   return q;
 }
 
-const std::vector<std::string> kPointColumns = {
-    "nodes",      "GPUs",       "global batch", "step (ms)",   "throughput (ex/s)",
-    "speedup",    "efficiency", "ttq (h)",      "ttq speedup", "compute",
-    "comm stall", "imbalance",  "input",        "ckpt",        "dominant"};
-
 std::vector<std::string> point_cells(const json& p) {
-  auto ms = [&](const char* part) { return num(p["breakdown_s"].value(part, 0.0) * 1e3, "%.3f"); };
-  return {std::to_string(p.value("nodes", 0)),
-          std::to_string(p.value("gpus", 0)),
-          num(p.value("global_batch", 0.0), "%.0f"),
-          num(p.value("step_time_s", 0.0) * 1e3, "%.3f"),
-          num(p.value("throughput_examples_per_s", 0.0), "%.0f"),
-          num(p.value("speedup", 0.0), "%.2fx"),
-          num(100 * p.value("efficiency", 0.0), "%.1f%%"),
-          p.contains("time_to_quality_s") ? num(p["time_to_quality_s"].get<double>() / 3600, "%.3g")
-                                          : "-",
-          num(p.value("ttq_speedup", 0.0), "%.2fx"),
-          ms("compute"),
-          ms("communication_stall"),
-          ms("load_imbalance"),
-          ms("input_stall"),
-          ms("checkpoint"),
-          p.value("dominant", std::string())};
+  std::vector<std::string> cells;
+  for (const ResultColumn* c : row_columns()) cells.push_back(c->table_text(p));
+  return cells;
 }
 
 // Splits one CSV line (fields may be quoted, with "" for a quote).
@@ -100,16 +84,8 @@ json csv_row(const std::vector<std::string>& columns, const std::vector<std::str
     row["error"] = f["error"];
     return row;
   }
-  row["nodes"] = std::stoi(f["nodes"]);
-  row["gpus"] = std::stoi(f["gpus"]);
-  for (const char* k : {"global_batch", "step_time_s", "throughput_examples_per_s", "speedup",
-                        "efficiency", "ttq_speedup"}) {
-    row[k] = std::stod(f[k]);
-  }
-  if (!f["time_to_quality_s"].empty()) row["time_to_quality_s"] = std::stod(f["time_to_quality_s"]);
-  for (int i = 0; i < 5; ++i)
-    row["breakdown_s"][kParts[i]] = std::stod(f[std::string(kParts[i]) + "_s"]);
-  row["dominant"] = f["dominant"];
+  // The nodes column is the nodes axis.
+  for (const ResultColumn* c : row_columns()) c->put_json_from_csv(row, f[c->csv_key()]);
   return row;
 }
 
@@ -149,7 +125,7 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       }
       r.columns = {"index"};
       for (const auto& a : axes) r.columns.push_back(a);
-      for (const auto& c : kPointColumns) r.columns.push_back(c);
+      for (const ResultColumn* c : row_columns()) r.columns.emplace_back(c->label);
       r.columns.push_back("error");
       std::map<std::string, std::size_t> series_of;
       for (const json& row : rows) {
@@ -196,7 +172,7 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
     for (const char* k : {"cluster", "model", "job"}) {
       if (doc.contains(k) && doc[k].contains("file")) r.config_files.push_back(doc[k]["file"]);
     }
-    r.columns = kPointColumns;
+    for (const ResultColumn* c : row_columns()) r.columns.emplace_back(c->label);
     PlotSeries s{model, {}};
     for (const json& p : doc["points"]) {
       r.rows.push_back(point_cells(p));

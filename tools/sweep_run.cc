@@ -13,6 +13,7 @@
 #include "models/config/recsys_config.h"
 #include "tools/cli.h"
 #include "tools/report_format.h"
+#include "tools/result_schema.h"
 #include "tools/version.h"
 
 #ifdef TRAINSIM_HAVE_MPI
@@ -43,8 +44,17 @@ std::string csv_field(const std::string& s) {
   return quoted + "\"";
 }
 
-const char* const kBreakdownColumns[] = {"compute_s", "communication_stall_s", "load_imbalance_s",
-                                         "input_stall_s", "checkpoint_s"};
+// The result columns of a sweep row; in CSV an axis of the same name (nodes) stands for it.
+std::vector<const ResultColumn*> row_columns(const SweepJob& job, bool csv) {
+  std::vector<const ResultColumn*> out;
+  for (const ResultColumn& c : result_columns()) {
+    if (!c.in_sweep_rows) continue;
+    bool axis = false;
+    for (const auto& a : job.spec.axes) axis = axis || a.key == c.key;
+    if (!(csv && axis)) out.push_back(&c);
+  }
+  return out;
+}
 
 // The first line of the output: which sweep (JSON; behind "# trainsim sweep " in CSV).
 std::string header_line(const SweepJob& job) {
@@ -65,11 +75,8 @@ std::string header_line(const SweepJob& job) {
 std::string column_line(const SweepJob& job) {
   std::string line = "index";
   for (const auto& a : job.spec.axes) line += "," + csv_field(a.key);
-  line +=
-      ",gpus,global_batch,step_time_s,throughput_examples_per_s,speedup,efficiency,"
-      "time_to_quality_s,ttq_speedup";
-  for (const char* c : kBreakdownColumns) line += std::string(",") + c;
-  return line + ",dominant,error";
+  for (const ResultColumn* c : row_columns(job, true)) line += "," + c->csv_key();
+  return line + ",error";
 }
 
 std::vector<std::string> point_values(const models::SweepSpec& spec, std::size_t index) {
@@ -285,21 +292,10 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
   if (job.format == SweepFormat::kCsv) {
     std::string line = std::to_string(r.index);
     for (const std::string& v : r.values) line += "," + csv_field(v);
-    if (!r.point) {
-      line += std::string(8 + std::size(kBreakdownColumns) + 1, ',');
-      return line + "," + csv_field(r.error);
-    }
-    const models::ScalingPoint& p = *r.point;
-    line += "," + std::to_string(p.gpus) + "," + number(p.global_batch) + "," +
-            number(to_seconds(p.step_time)) + "," + number(p.throughput) + "," + number(p.speedup) +
-            "," + number(p.efficiency) + "," +
-            (std::isnan(p.time_to_quality_s) ? "" : number(p.time_to_quality_s)) + "," +
-            number(p.ttq_speedup);
-    for (const Time t : {p.breakdown.compute, p.breakdown.exposed_communication,
-                         p.breakdown.imbalance, p.breakdown.input_stall, p.breakdown.checkpoint}) {
-      line += "," + number(to_seconds(t));
-    }
-    return line + "," + csv_field(dominant_cause(p)) + ",";
+    const auto columns = row_columns(job, true);
+    if (!r.point) return line + std::string(columns.size(), ',') + "," + csv_field(r.error);
+    for (const ResultColumn* c : columns) line += "," + csv_field(c->csv_text(*r.point));
+    return line + ",";
   }
   nlohmann::ordered_json j;
   j["index"] = r.index;
@@ -309,22 +305,7 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
     j["error"] = r.error;
     return j.dump();
   }
-  const models::ScalingPoint& p = *r.point;
-  j["nodes"] = p.nodes;
-  j["gpus"] = p.gpus;
-  j["global_batch"] = p.global_batch;
-  j["step_time_s"] = to_seconds(p.step_time);
-  j["throughput_examples_per_s"] = p.throughput;
-  j["speedup"] = p.speedup;
-  j["efficiency"] = p.efficiency;
-  if (!std::isnan(p.time_to_quality_s)) j["time_to_quality_s"] = p.time_to_quality_s;
-  j["ttq_speedup"] = p.ttq_speedup;
-  j["breakdown_s"] = {{"compute", to_seconds(p.breakdown.compute)},
-                      {"communication_stall", to_seconds(p.breakdown.exposed_communication)},
-                      {"load_imbalance", to_seconds(p.breakdown.imbalance)},
-                      {"input_stall", to_seconds(p.breakdown.input_stall)},
-                      {"checkpoint", to_seconds(p.breakdown.checkpoint)}};
-  j["dominant"] = dominant_cause(p);
+  for (const ResultColumn* c : row_columns(job, false)) c->put_json(j, *r.point);
   return j.dump();
 }
 
