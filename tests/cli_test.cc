@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tools/result_reader.h"
+
 namespace trainsim::cli {
 namespace {
 
@@ -832,6 +834,39 @@ TEST(SweepTest, RowsAreTheSameForAnyThreadCountAndSpeedupIsOverTheBaseline) {
   // The batch axis reaches the model: global batch = 8 GPUs x batch per GPU on one node.
   EXPECT_EQ(split_csv(lines[2])[col("global_batch")], "4096");
   EXPECT_EQ(split_csv(lines[3])[col("global_batch")], "8192");
+}
+
+TEST(SweepTest, CsvAndJsonLinesReadBackAlike) {
+  // The same sweep written both ways reads back to the same table and plot series: the reader
+  // and both writers take their columns from one schema.
+  const Result csv = run({"sweep", kSmallSweep, "--format", "csv"});
+  const Result jsonl = run({"sweep", kSmallSweep, "--format", "jsonl"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  ASSERT_EQ(jsonl.status, 0) << jsonl.err;
+  const ResultSet a = parse_results(csv.out, "a.csv");
+  const ResultSet b = parse_results(jsonl.out, "b.jsonl");
+  EXPECT_EQ(a.columns, b.columns);
+  ASSERT_EQ(a.rows.size(), 12u);
+  EXPECT_EQ(a.rows, b.rows);
+  ASSERT_EQ(a.series.size(), b.series.size());
+  for (std::size_t s = 0; s < a.series.size(); ++s) {
+    EXPECT_EQ(a.series[s].label, b.series[s].label);
+    ASSERT_EQ(a.series[s].points.size(), b.series[s].points.size());
+    for (std::size_t k = 0; k < a.series[s].points.size(); ++k) {
+      EXPECT_EQ(a.series[s].points[k].nodes, b.series[s].points[k].nodes);
+      // CSV keeps 9 significant digits.
+      EXPECT_NEAR(a.series[s].points[k].speedup, b.series[s].points[k].speedup,
+                  1e-8 * b.series[s].points[k].speedup);
+    }
+  }
+  // Row 0: 1 node of 8 GPUs at 512 per GPU, its own baseline.
+  auto cell = [&](const std::string& column) {
+    const auto at = std::find(a.columns.begin(), a.columns.end(), column) - a.columns.begin();
+    return a.rows[0][static_cast<std::size_t>(at)];
+  };
+  EXPECT_EQ(cell("nodes"), "1");
+  EXPECT_EQ(cell("global batch"), "4096");
+  EXPECT_EQ(cell("speedup"), "1.00x");
 }
 
 TEST(SweepTest, ResumeSkipsDoneRowsAndRefusesAnotherSweep) {
