@@ -109,14 +109,18 @@ int log2_floor(long long v) {
   return l;
 }
 
-NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
-  NcclComm c;
-  c.arch = cluster.gpu.architecture;
-  c.cpu = cluster.host.cpu_vendor;
-  c.version = cluster.collectives.nccl_version;
-  c.nodes = nodes;
-  c.ppn = cluster.gpus_per_node;
-  c.ranks = nodes * c.ppn;
+namespace {
+
+// What the graph search sees of a node, in GB/s.
+struct NodePaths {
+  bool multi = false;      // across nodes, with NICs
+  double gpu_pcie = 0;     // a GPU's PCIe link to its NIC
+  double nic_path = 0;     // a NIC's path from its GPUs: the NIC or that PCIe link, the slower
+  double gpu_total = 0;    // a GPU's NVLink (or PCIe) bandwidth inside the node
+};
+
+// The links of the communicator's GPUs and NICs as NCCL rates them, and what it enables.
+NodePaths rate_links(NcclComm& c, const ClusterSpec& cluster, int nodes) {
   const CollectiveTuning& env = cluster.collectives;
   const IntraNodeSpec& intra = cluster.intra_node;
   c.intra_nvlink = intra.fabric == IntraNodeFabric::kNvSwitch;
@@ -133,49 +137,53 @@ NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
       c.pcie_bw = std::min(c.pcie_bw, intra.switch_link.bandwidth_bytes_per_s / 1e9 * kNcclPcieOverLine);
     }
   }
-  const double gpu_pcie = cluster.nic.gpu_link.bandwidth_bytes_per_s / 1e9 * kNcclPcieOverLine;
+  NodePaths paths;
+  paths.gpu_pcie = cluster.nic.gpu_link.bandwidth_bytes_per_s / 1e9 * kNcclPcieOverLine;
   c.nic_bw = cluster.nic.link.bandwidth_bytes_per_s / 1e9;
   c.nics_per_node = nodes > 1 ? cluster.nic.count : 0;
-  // A NIC's path from its GPUs: the NIC, or the PCIe link of its GPU, whichever is slower.
-  const double nic_path = gpu_pcie > 0 ? std::min(c.nic_bw, gpu_pcie) : c.nic_bw;
-  // NICs per GPU (for NICs shared by several GPUs, a fraction).
+  paths.nic_path = paths.gpu_pcie > 0 ? std::min(c.nic_bw, paths.gpu_pcie) : c.nic_bw;
+  paths.multi = nodes > 1 && c.nics_per_node > 0;
+  paths.gpu_total = c.intra_nvlink ? c.nvlink_bw : c.pcie_bw;
   const int g = c.ppn;
   c.ll128 = (c.intra_nvlink || g == 1) && (nodes == 1 || cluster.nic.gpu_direct);
   c.nvls = c.arch >= GpuArch::kHopper && c.intra_nvlink && intra.nvls && env.nvls && g > 1;
   c.collnet = nodes > 1 && cluster.network.sharp && env.collnet && g <= 8;
+  return paths;
+}
 
-  // Ring search.
-  const bool multi = nodes > 1 && c.nics_per_node > 0;
-  const double gpu_total = c.intra_nvlink ? c.nvlink_bw : c.pcie_bw;
-  if (!multi) {
-    const double path = g > 1 ? gpu_total : kInf;
-    c.ring = search(speeds(c.arch, false), path, path,
-                    [&](double s) { return g > 1 ? floor_div(path, s) : 1; });
-  } else {
-    // One ring (or more) per NIC; the GPUs a NIC serves share its PCIe path.
-    std::vector<int> nic_gpus;
-    for (const auto& list : cluster.nic.gpus) nic_gpus.push_back(static_cast<int>(list.size()));
-    std::vector<int> nics_of_gpu(g, 0);
-    for (const auto& list : cluster.nic.gpus) {
-      for (const int gpu : list) ++nics_of_gpu[gpu];
-    }
-    int most_nics = 1;
-    for (const int n : nics_of_gpu) most_nics = std::max(most_nics, n);
-    const double per_nic_path = gpu_pcie > 0 ? std::min(c.nic_bw, gpu_pcie / most_nics) : c.nic_bw;
-    const double max_bw = std::min(nic_path, g > 1 ? gpu_total : kInf);
-    const double total = g > 1 ? gpu_total : nic_path;
-    c.ring = search(speeds(c.arch, true), max_bw, total, [&](double s) {
-      int n = 0;
-      for (std::size_t k = 0; k < cluster.nic.gpus.size(); ++k) n += floor_div(per_nic_path, s);
-      if (g > 1) {
-        // Every channel crosses the NVLink (or PCIe) of all GPUs but its exit one.
-        n = std::min(n, floor_div(gpu_total * g, (g - 1) * s));
-      }
-      return n;
-    });
+// The ring search: inside one node over NVLink (or PCIe); across nodes one ring (or more) per
+// NIC, the GPUs a NIC serves sharing its PCIe path.
+NcclGraph search_rings(const NcclComm& c, const ClusterSpec& cluster, const NodePaths& paths) {
+  const int g = c.ppn;
+  if (!paths.multi) {
+    const double path = g > 1 ? paths.gpu_total : kInf;
+    return search(speeds(c.arch, false), path, path,
+                  [&](double s) { return g > 1 ? floor_div(path, s) : 1; });
   }
-  // Duplication (ncclTopoDupChannels), then, on Hopper and later across nodes with fewer than 8
-  // GPUs per node, four compute channels per search channel for fast rings.
+  std::vector<int> nics_of_gpu(g, 0);
+  for (const auto& list : cluster.nic.gpus) {
+    for (const int gpu : list) ++nics_of_gpu[gpu];
+  }
+  int most_nics = 1;
+  for (const int n : nics_of_gpu) most_nics = std::max(most_nics, n);
+  const double per_nic_path =
+      paths.gpu_pcie > 0 ? std::min(c.nic_bw, paths.gpu_pcie / most_nics) : c.nic_bw;
+  const double max_bw = std::min(paths.nic_path, g > 1 ? paths.gpu_total : kInf);
+  const double total = g > 1 ? paths.gpu_total : paths.nic_path;
+  return search(speeds(c.arch, true), max_bw, total, [&](double s) {
+    int n = 0;
+    for (std::size_t k = 0; k < cluster.nic.gpus.size(); ++k) n += floor_div(per_nic_path, s);
+    if (g > 1) {
+      // Every channel crosses the NVLink (or PCIe) of all GPUs but its exit one.
+      n = std::min(n, floor_div(paths.gpu_total * g, (g - 1) * s));
+    }
+    return n;
+  });
+}
+
+// Duplication (ncclTopoDupChannels), then, on Hopper and later across nodes with fewer than 8
+// GPUs per node, four compute channels per search channel for fast rings.
+void duplicate_channels(NcclComm& c, bool multi) {
   auto dup = [](NcclGraph& graph, int max) {
     const int n = std::min(graph.channels * 2, max);
     const int factor = (n + graph.channels - 1) / graph.channels;
@@ -187,97 +195,113 @@ NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
       !(c.arch >= GpuArch::kHopper && c.ring.bw_intra < 50.0 && c.ring.channels > 4)) {
     dup(c.ring, kMaxSearchChannels);
   }
-  if (c.arch >= GpuArch::kHopper && multi && g < 8 && c.ring.bw_intra > 45.0 &&
+  if (c.arch >= GpuArch::kHopper && multi && c.ppn < 8 && c.ring.bw_intra > 45.0 &&
       c.ring.channels < 16) {
     dup(c.ring, kMaxSearchChannels);
   }
-  c.tree = c.ring;
-  if (multi && c.version.minor >= 6) {
-    // The tree search's second pass (ncclTopoCompute, pass 2): with the channels it found, a
-    // tree raises its intra-node speed step by step up the speed array, while the NVLink (or
-    // PCIe) still carries every channel and the speed stays under twice the network's. Across
-    // two nodes the tuner rates a tree at that intra speed: a two-node tree sends each byte
-    // over the network once where a ring sends it twice. Taken as arriving with 2.6 (the search
-    // rework that brought CollNet, the other case the raise serves): the 2.5.6 two-node log in
-    // validation/ (V100, RoCE) stays at 0.92 of its NICs, where such a tree would reach twice.
-    const std::vector<double>& inter = speeds(c.arch, true);
-    std::size_t i = 0;
-    while (i + 1 < inter.size() && inter[i] > c.tree.bw_inter + 1e-9) ++i;
-    while (i > 0 && c.tree.bw_intra < 2.0 * c.tree.bw_inter - 1e-9) {
-      const double s = inter[i - 1];
-      if (g > 1 && floor_div(gpu_total * g, (g - 1) * s) < c.tree.channels) break;
-      c.tree.bw_intra = s;
-      --i;
-    }
-  }
-  c.channels = std::min(kMaxChannels, 2 * c.ring.channels);
-  if (env.max_channels > 0) c.channels = std::min(c.channels, env.max_channels);
-  if (env.min_channels > 0) c.channels = std::max(c.channels, std::min(kMaxChannels, env.min_channels));
+}
 
-  // NVLS: a head per NIC rail across nodes; inside one node the NVLS channels.
-  c.nvls_channels = c.arch == GpuArch::kBlackwell ? (nodes == 1 ? 24 : 32) : 16;
+// The tree search's second pass (ncclTopoCompute, pass 2): with the channels it found, a tree
+// raises its intra-node speed step by step up the speed array, while the NVLink (or PCIe) still
+// carries every channel and the speed stays under twice the network's. Across two nodes the tuner
+// rates a tree at that intra speed: a two-node tree sends each byte over the network once where a
+// ring sends it twice. Taken as arriving with 2.6 (the search rework that brought CollNet, the
+// other case the raise serves): the 2.5.6 two-node log in validation/ (V100, RoCE) stays at 0.92
+// of its NICs, where such a tree would reach twice.
+void raise_tree_intra_speed(NcclComm& c, double gpu_total) {
+  const int g = c.ppn;
+  const std::vector<double>& inter = speeds(c.arch, true);
+  std::size_t i = 0;
+  while (i + 1 < inter.size() && inter[i] > c.tree.bw_inter + 1e-9) ++i;
+  while (i > 0 && c.tree.bw_intra < 2.0 * c.tree.bw_inter - 1e-9) {
+    const double s = inter[i - 1];
+    if (g > 1 && floor_div(gpu_total * g, (g - 1) * s) < c.tree.channels) break;
+    c.tree.bw_intra = s;
+    --i;
+  }
+}
+
+// The fastest speed of the array that `fits`, else `none`.
+template <class Fits>
+double fastest_speed(const std::vector<double>& speed, Fits fits, double none) {
+  for (const double s : speed) {
+    if (fits(s)) return s;
+  }
+  return none;
+}
+
+// NVLS and CollNet: one head per NIC rail across nodes (inside one node, NVLS has its channels),
+// each at the fastest intra speed all heads fit into the GPU's links and the fastest inter speed
+// within a NIC's path.
+void head_graphs(NcclComm& c, const NodePaths& paths) {
+  const std::vector<double>& intra = speeds(c.arch, false);
+  const std::vector<double>& inter = speeds(c.arch, true);
+  auto within_nic = [&](double s) { return s <= paths.nic_path + 1e-9; };
+  const int rails = std::max(1, std::min(c.ppn, c.nics_per_node));
+  c.nvls_channels = c.arch == GpuArch::kBlackwell ? (c.nodes == 1 ? 24 : 32) : 16;
   if (c.nvls) {
-    const int heads = multi ? std::max(1, std::min(g, c.nics_per_node)) : c.nvls_channels;
-    double intra_speed = speeds(c.arch, false).back();
-    for (const double s : speeds(c.arch, false)) {
-      if (heads * s <= c.nvlink_bw + 1e-9) {
-        intra_speed = s;
-        break;
-      }
-    }
-    double inter_speed = 0.0;
-    if (multi) {
-      for (const double s : speeds(c.arch, true)) {
-        if (s <= nic_path + 1e-9) {
-          inter_speed = s;
-          break;
-        }
-      }
-    }
+    const int heads = paths.multi ? rails : c.nvls_channels;
+    const double intra_speed = fastest_speed(
+        intra, [&](double s) { return heads * s <= c.nvlink_bw + 1e-9; }, intra.back());
+    const double inter_speed = paths.multi ? fastest_speed(inter, within_nic, 0.0) : 0.0;
     c.nvls_graph = {heads, intra_speed, inter_speed};
   }
   if (c.collnet) {
-    const int heads = std::max(1, std::min(g, c.nics_per_node));
-    double intra_speed = speeds(c.arch, false).back();
-    for (const double s : speeds(c.arch, false)) {
-      if (heads * s <= gpu_total + 1e-9) {
-        intra_speed = s;
-        break;
-      }
-    }
-    double inter_speed = speeds(c.arch, true).back();
-    for (const double s : speeds(c.arch, true)) {
-      if (s <= nic_path + 1e-9) {
-        inter_speed = s;
-        break;
-      }
-    }
-    c.collnet_graph = {heads, intra_speed, inter_speed};
+    const double intra_speed = fastest_speed(
+        intra, [&](double s) { return rails * s <= paths.gpu_total + 1e-9; }, intra.back());
+    c.collnet_graph = {rails, intra_speed, fastest_speed(inter, within_nic, inter.back())};
   }
+}
 
-  // Point-to-point channels (init.cc, paths.cc).
+// Point-to-point channels (init.cc, paths.cc).
+void p2p_channels(NcclComm& c, const CollectiveTuning& env, const NodePaths& paths) {
   c.p2p_channels = std::max(1, pow2_up(std::min(c.channels, kMaxChannels)));
-  if (multi) {
-    int per_peer = 2;
-    const int nics_per_gpu = std::max(1, (c.nics_per_node + g - 1) / g);
-    const double gpu_net_bw = std::min(nics_per_gpu * c.nic_bw, gpu_pcie > 0 ? gpu_pcie : kInf);
-    if (env.channels_per_net_peer > 0) {
-      per_peer = env.channels_per_net_peer;
-    } else if (c.version.minor >= 29) {
-      per_peer = std::max(nics_per_gpu,
-                          static_cast<int>(std::ceil(gpu_net_bw / kP2pNetBwPerChannel - 1e-9)));
-      const int groups = (c.ranks + 7) / 8;
-      while (per_peer > 1 && per_peer * groups > c.p2p_channels) per_peer /= 2;
-    } else if (c.version.minor >= 21) {
-      int ch = 2;
-      while (ch > 1 && ch * c.ranks > 4 * c.p2p_channels) ch /= 2;
-      per_peer = std::max(nics_per_gpu, ch);
-    }
-    c.p2p_channels_per_peer = std::min(pow2_up(per_peer), c.p2p_channels);
-  } else {
+  if (!paths.multi) {
     // NVLink peers: 2 x the links between them (capped by the p2p channels).
     c.p2p_channels_per_peer = c.p2p_channels;
+    return;
   }
+  const int g = c.ppn;
+  int per_peer = 2;
+  const int nics_per_gpu = std::max(1, (c.nics_per_node + g - 1) / g);
+  const double gpu_net_bw =
+      std::min(nics_per_gpu * c.nic_bw, paths.gpu_pcie > 0 ? paths.gpu_pcie : kInf);
+  if (env.channels_per_net_peer > 0) {
+    per_peer = env.channels_per_net_peer;
+  } else if (c.version.minor >= 29) {
+    per_peer = std::max(nics_per_gpu,
+                        static_cast<int>(std::ceil(gpu_net_bw / kP2pNetBwPerChannel - 1e-9)));
+    const int groups = (c.ranks + 7) / 8;
+    while (per_peer > 1 && per_peer * groups > c.p2p_channels) per_peer /= 2;
+  } else if (c.version.minor >= 21) {
+    int ch = 2;
+    while (ch > 1 && ch * c.ranks > 4 * c.p2p_channels) ch /= 2;
+    per_peer = std::max(nics_per_gpu, ch);
+  }
+  c.p2p_channels_per_peer = std::min(pow2_up(per_peer), c.p2p_channels);
+}
+
+}  // namespace
+
+NcclComm make_nccl_comm(const ClusterSpec& cluster, int nodes) {
+  NcclComm c;
+  c.arch = cluster.gpu.architecture;
+  c.cpu = cluster.host.cpu_vendor;
+  c.version = cluster.collectives.nccl_version;
+  c.nodes = nodes;
+  c.ppn = cluster.gpus_per_node;
+  c.ranks = nodes * c.ppn;
+  const CollectiveTuning& env = cluster.collectives;
+  const NodePaths paths = rate_links(c, cluster, nodes);
+  c.ring = search_rings(c, cluster, paths);
+  duplicate_channels(c, paths.multi);
+  c.tree = c.ring;
+  if (paths.multi && c.version.minor >= 6) raise_tree_intra_speed(c, paths.gpu_total);
+  c.channels = std::min(kMaxChannels, 2 * c.ring.channels);
+  if (env.max_channels > 0) c.channels = std::min(c.channels, env.max_channels);
+  if (env.min_channels > 0) c.channels = std::max(c.channels, std::min(kMaxChannels, env.min_channels));
+  head_graphs(c, paths);
+  p2p_channels(c, env, paths);
   return c;
 }
 
