@@ -472,120 +472,40 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& c, i
   return plan;
 }
 
-ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_rows) {
-  const int group = group_size > 0 ? group_size : c.world;
-  const int node = std::min(c.gpus_per_node, group);
-  const int nodes = group / node;
-  const bool costs_communication = c.local_bytes_per_s > 0 || c.network_bytes_per_s > 0;
-  ShardingPlan plan;
-  plan.name = std::string("greedy") +
-              (group < c.world ? " (2D, groups of " + std::to_string(group) + ")" : "");
-  plan.group_size = group;
-  plan.tables.resize(c.model->tables.size());
+namespace {
 
-  // Candidate placements of a table, each costed once in a canonical position (GPU 0, or the
-  // first GPUs of node 0) and moved by symmetry: a GPU's cost depends only on its role (owner or
-  // shard i, requester in the owner's node, requester elsewhere).
-  enum class Where { kOneGpu, kOneNode, kGroup };
-  struct Template {
-    TablePlacement placement;  // canonical ranks
-    Where where = Where::kGroup;
-    RankCosts costs;
-  };
-  const auto node_ranks = [&](int n, int count) {
-    std::vector<int> ranks;
-    for (int i = 0; i < count; ++i) ranks.push_back(n * node + i);
-    return ranks;
-  };
-  // Without bandwidths (communication not costed) a table stays whole unless one GPU would carry
-  // more than its share of the embedding work, or too much memory; then it is split.
-  const auto templates_of = [&](const EmbeddingTableSpec& t, bool whole, bool split) {
-    std::vector<Template> out;
-    const auto add = [&](ShardingStrategy s, std::vector<int> ranks, Where where) {
-      TablePlacement p{s, std::move(ranks), hot_rows};
-      out.push_back({p, where, placement_costs(t, c, group, p)});
-    };
-    if (whole) add(ShardingStrategy::kTableWise, {0}, Where::kOneGpu);
-    if (split && group > 1) {
-      add(nodes > 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise,
-          node_ranks(0, node), nodes > 1 ? Where::kOneNode : Where::kGroup);
-      int columns = std::min(node, t.dim);
-      while (t.dim % columns != 0) --columns;
-      if (columns >= 2)
-        add(ShardingStrategy::kColumnWise, node_ranks(0, columns),
-            nodes > 1 ? Where::kOneNode : Where::kGroup);
-      // Across nodes, column-wise over the whole group spreads a hot table's traffic over every
-      // node's NICs.
-      int wide = std::min(group, t.dim);
-      while (t.dim % wide != 0) --wide;
-      if (nodes > 1 && wide > columns) {
-        add(ShardingStrategy::kColumnWise, all_ranks(wide), Where::kGroup);
-      }
-    }
-    if (whole && split && group > 1)
-      add(ShardingStrategy::kDataParallel, all_ranks(group), Where::kGroup);
-    return out;
-  };
-  // Index into a template's canonical costs of GPU r, for the template moved to `position` (an
-  // owner GPU, or a node).
-  const auto role = [&](const Template& tp, int position, int r) {
-    switch (tp.where) {
-      case Where::kOneGpu:
-        if (r == position) return 0;
-        if (r / node == position / node) return 1;  // a requester in the owner's node
-        return node;                                // a requester in another node (node 1)
-      case Where::kOneNode:
-        return r / node == position ? r % node : node + r % node;
-      case Where::kGroup:
-        return r;
-    }
-    return r;
-  };
-  const auto positions = [&](const Template& tp) {
-    switch (tp.where) {
-      case Where::kOneGpu:
-        return group;
-      case Where::kOneNode:
-        return nodes;
-      case Where::kGroup:
-        return 1;
-    }
-    return 1;
-  };
+// The greedy planner's state: the GPUs of one group, the embedding time and memory placed on
+// each so far, and the candidate placements of a table. Candidates are costed once in a
+// canonical position (GPU 0, or the first GPUs of node 0) and moved by symmetry: a GPU's cost
+// depends only on its role (owner or shard i, requester in the owner's node, requester
+// elsewhere).
+class GreedyPlanner {
+ public:
+  GreedyPlanner(const ShardingContext& c, int group, double hot_rows)
+      : c_(c),
+        group_(group),
+        node_(std::min(c.gpus_per_node, group)),
+        nodes_(group / node_),
+        hot_rows_(hot_rows),
+        load_(group, 0.0),
+        used_(group, fixed_bytes(c)) {}
 
-  std::vector<TableWeight> weights;
-  double total_seconds = 0.0;
-  for (const auto& t : c.model->tables) {
-    weights.push_back(table_weight(t, c, group, hot_rows));
-    total_seconds += weights.back().seconds;
-  }
-  std::vector<std::size_t> order(c.model->tables.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return weights[a].seconds > weights[b].seconds;
-  });
-
-  std::vector<double> load(group, 0.0), used(group, fixed_bytes(c));
-  const double capacity = 0.9 * c.gpu.hbm_capacity_bytes;
-  for (const std::size_t ti : order) {
-    const EmbeddingTableSpec& table = c.model->tables[ti];
-    const bool heavy = weights[ti].seconds > total_seconds / group ||
-                       weights[ti].bytes > 0.5 * c.gpu.hbm_capacity_bytes;
-    const bool split = costs_communication || (heavy && group > 1);
-    const std::vector<Template> templates =
-        templates_of(table, costs_communication || !split, split);
-    // The fitting candidate with the lowest peak cost; if none fits, the one that overflows least.
+  // Places table `ti` where it raises the most loaded GPU least, among the candidates that fit
+  // (else where it overflows least).
+  TablePlacement place(std::size_t ti, bool whole, bool split) {
+    const std::vector<Template> templates = templates_of(c_.model->tables[ti], whole, split);
     const Template* best = nullptr;
     int best_position = 0;
     double best_peak = 0.0, best_memory = 0.0;
     bool best_fits = false;
+    const double capacity = 0.9 * c_.gpu.hbm_capacity_bytes;
     for (const Template& tp : templates) {
       for (int position = 0; position < positions(tp); ++position) {
         double peak = 0.0, memory = 0.0;
-        for (int r = 0; r < group; ++r) {
+        for (int r = 0; r < group_; ++r) {
           const int i = role(tp, position, r);
-          peak = std::max(peak, load[r] + tp.costs.seconds[i]);
-          memory = std::max(memory, used[r] + tp.costs.bytes[i]);
+          peak = std::max(peak, load_[r] + tp.costs.seconds[i]);
+          memory = std::max(memory, used_[r] + tp.costs.bytes[i]);
         }
         const bool fits = memory <= capacity;
         const bool better = !best || (fits && !best_fits) ||
@@ -605,12 +525,123 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
     } else if (best->where == Where::kOneNode) {
       placement.ranks = node_ranks(best_position, static_cast<int>(placement.ranks.size()));
     }
-    plan.tables[ti] = placement;
-    for (int r = 0; r < group; ++r) {
+    for (int r = 0; r < group_; ++r) {
       const int i = role(*best, best_position, r);
-      load[r] += best->costs.seconds[i];
-      used[r] += best->costs.bytes[i];
+      load_[r] += best->costs.seconds[i];
+      used_[r] += best->costs.bytes[i];
     }
+    return placement;
+  }
+
+ private:
+  enum class Where { kOneGpu, kOneNode, kGroup };
+  struct Template {
+    TablePlacement placement;  // canonical ranks
+    Where where = Where::kGroup;
+    RankCosts costs;
+  };
+
+  std::vector<int> node_ranks(int n, int count) const {
+    std::vector<int> ranks;
+    for (int i = 0; i < count; ++i) ranks.push_back(n * node_ + i);
+    return ranks;
+  }
+
+  // `whole`: on one GPU (and, with `split` too, replicated); `split`: over a node's GPUs (row- or
+  // column-wise) or, across nodes, column-wise over the group.
+  std::vector<Template> templates_of(const EmbeddingTableSpec& t, bool whole, bool split) const {
+    std::vector<Template> out;
+    const auto add = [&](ShardingStrategy s, std::vector<int> ranks, Where where) {
+      TablePlacement p{s, std::move(ranks), hot_rows_};
+      out.push_back({p, where, placement_costs(t, c_, group_, p)});
+    };
+    if (whole) add(ShardingStrategy::kTableWise, {0}, Where::kOneGpu);
+    if (split && group_ > 1) {
+      add(nodes_ > 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise,
+          node_ranks(0, node_), nodes_ > 1 ? Where::kOneNode : Where::kGroup);
+      int columns = std::min(node_, t.dim);
+      while (t.dim % columns != 0) --columns;
+      if (columns >= 2)
+        add(ShardingStrategy::kColumnWise, node_ranks(0, columns),
+            nodes_ > 1 ? Where::kOneNode : Where::kGroup);
+      // Across nodes, column-wise over the whole group spreads a hot table's traffic over every
+      // node's NICs.
+      int wide = std::min(group_, t.dim);
+      while (t.dim % wide != 0) --wide;
+      if (nodes_ > 1 && wide > columns) {
+        add(ShardingStrategy::kColumnWise, all_ranks(wide), Where::kGroup);
+      }
+    }
+    if (whole && split && group_ > 1)
+      add(ShardingStrategy::kDataParallel, all_ranks(group_), Where::kGroup);
+    return out;
+  }
+
+  // Index into a template's canonical costs of GPU r, for the template moved to `position` (an
+  // owner GPU, or a node).
+  int role(const Template& tp, int position, int r) const {
+    switch (tp.where) {
+      case Where::kOneGpu:
+        if (r == position) return 0;
+        if (r / node_ == position / node_) return 1;  // a requester in the owner's node
+        return node_;                                 // a requester in another node (node 1)
+      case Where::kOneNode:
+        return r / node_ == position ? r % node_ : node_ + r % node_;
+      case Where::kGroup:
+        return r;
+    }
+    return r;
+  }
+
+  int positions(const Template& tp) const {
+    switch (tp.where) {
+      case Where::kOneGpu:
+        return group_;
+      case Where::kOneNode:
+        return nodes_;
+      case Where::kGroup:
+        return 1;
+    }
+    return 1;
+  }
+
+  const ShardingContext& c_;
+  const int group_, node_, nodes_;
+  const double hot_rows_;
+  std::vector<double> load_, used_;  // per GPU: embedding seconds, bytes
+};
+
+}  // namespace
+
+ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_rows) {
+  const int group = group_size > 0 ? group_size : c.world;
+  const bool costs_communication = c.local_bytes_per_s > 0 || c.network_bytes_per_s > 0;
+  ShardingPlan plan;
+  plan.name = std::string("greedy") +
+              (group < c.world ? " (2D, groups of " + std::to_string(group) + ")" : "");
+  plan.group_size = group;
+  plan.tables.resize(c.model->tables.size());
+
+  // Largest predicted cost first.
+  std::vector<TableWeight> weights;
+  double total_seconds = 0.0;
+  for (const auto& t : c.model->tables) {
+    weights.push_back(table_weight(t, c, group, hot_rows));
+    total_seconds += weights.back().seconds;
+  }
+  std::vector<std::size_t> order(c.model->tables.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return weights[a].seconds > weights[b].seconds;
+  });
+  GreedyPlanner planner(c, group, hot_rows);
+  for (const std::size_t ti : order) {
+    // Without bandwidths (communication not costed) a table stays whole unless one GPU would
+    // carry more than its share of the embedding work, or too much memory; then it is split.
+    const bool heavy = weights[ti].seconds > total_seconds / group ||
+                       weights[ti].bytes > 0.5 * c.gpu.hbm_capacity_bytes;
+    const bool split = costs_communication || (heavy && group > 1);
+    plan.tables[ti] = planner.place(ti, costs_communication || !split, split);
   }
   return plan;
 }
