@@ -273,22 +273,10 @@ Exercised exercised(const SystemRuns& s) {
   return e;
 }
 
-std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bool shared) {
-  Exercised any;
+// The achieved fraction of NVLink (or PCIe) and of a NIC's line rate, and NVLS's step latency:
+// constants of the hardware, one per class of it among the systems.
+std::vector<Parameter> hardware_class_parameters(const std::vector<SystemRuns>& systems) {
   std::vector<Parameter> params;
-  for (std::size_t i = 0; i < systems.size(); ++i) {
-    if (systems[i].runs.empty()) continue;
-    const Exercised e = exercised(systems[i]);
-    any.inside |= e.inside;
-    any.pcie |= e.pcie;
-    any.nvlink |= e.nvlink;
-    any.across |= e.across;
-    any.p2p |= e.p2p;
-    any.p2p_net |= e.p2p_net;
-    any.launch |= e.launch;
-  }
-  // The achieved fraction of NVLink (or PCIe) and of a NIC's line rate: constants of the
-  // hardware, one per class of it among the systems.
   auto add_class_of = [&](const std::string& key, const std::string& unit,
                           std::string (*group_of)(const ClusterSpec&), auto informs, auto get,
                           auto set) {
@@ -335,7 +323,25 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
       "nic.efficiency", nic_class, [](const Exercised& e) { return e.across; },
       [](const ClusterSpec& c) { return c.nic.link.efficiency; },
       [](ClusterSpec& c, double v) { c.nic.link.efficiency = v; });
-  if (!shared) return params;
+  return params;
+}
+
+// The constants every system shares (per transport for the network's hop latency), those the
+// systems' runs exercise.
+std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems) {
+  Exercised any;
+  for (const SystemRuns& s : systems) {
+    if (s.runs.empty()) continue;
+    const Exercised e = exercised(s);
+    any.inside |= e.inside;
+    any.pcie |= e.pcie;
+    any.nvlink |= e.nvlink;
+    any.across |= e.across;
+    any.p2p |= e.p2p;
+    any.p2p_net |= e.p2p_net;
+    any.launch |= e.launch;
+  }
+  std::vector<Parameter> params;
   const CollectiveTuning& t = systems.front().cluster.collectives;
   if (any.launch || any.inside || any.across) {
     params.push_back({"collectives.launch_latency", "s", -1, "", {}, false,
@@ -391,6 +397,14 @@ std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bo
     params.push_back({"collectives.p2p_network_efficiency", "", -1, "", {}, true,
                       clamp_fraction(t.p2p_network_efficiency),
                       [](ClusterSpec& s, double v) { s.collectives.p2p_network_efficiency = v; }});
+  }
+  return params;
+}
+
+std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bool shared) {
+  std::vector<Parameter> params = hardware_class_parameters(systems);
+  if (shared) {
+    for (Parameter& p : shared_parameters(systems)) params.push_back(std::move(p));
   }
   return params;
 }
