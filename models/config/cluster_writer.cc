@@ -50,20 +50,7 @@ class Writer {
   const std::map<std::string, std::string>& notes_;
 };
 
-}  // namespace
-
-void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
-                        const std::vector<std::string>& header,
-                        const std::map<std::string, std::string>& notes) {
-  YAML::Emitter out;
-  out.SetDoublePrecision(10);
-  Writer w(out, notes);
-  out << YAML::BeginMap;
-  w.key("", "name", c.name);
-  if (!c.description.empty()) w.key("", "description", c.description);
-  w.key("", "nodes", c.nodes);
-  w.key("", "gpus_per_node", c.gpus_per_node);
-
+void write_gpu(Writer& w, const ClusterSpec& c) {
   w.begin("gpu");
   w.key("gpu", "model", c.gpu.model);
   w.key("gpu", "architecture", std::string(gpu_arch_name(c.gpu.architecture)));
@@ -86,7 +73,9 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.key("gpu", "host_to_device_bandwidth", bandwidth(c.gpu.host_to_device_bytes_per_s));
   }
   w.end();
+}
 
+void write_intra_node(Writer& w, const ClusterSpec& c) {
   w.begin("intra_node");
   const bool nvswitch = c.intra_node.fabric == IntraNodeFabric::kNvSwitch;
   w.key("intra_node", "fabric", std::string(intra_node_fabric_names().name(c.intra_node.fabric)));
@@ -108,7 +97,10 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
       w.link("intra_node", "switch_link", c.intra_node.switch_link);
   }
   w.end();
+}
 
+// The NICs and the network between nodes (a cluster without NICs has neither).
+void write_network(Writer& w, YAML::Emitter& out, const ClusterSpec& c) {
   if (c.nic.count > 0) {
     w.begin("nic");
     w.key("nic", "count", c.nic.count);
@@ -140,7 +132,10 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     if (n.sharp) w.key("network", "sharp", true);
     w.end();
   }
+}
 
+// Storage, host CPUs and reliability, where the cluster gives them.
+void write_beyond_the_step(Writer& w, const ClusterSpec& c) {
   const StorageSpec& s = c.storage;
   if (s.read_bytes_per_s_per_node > 0 || s.write_bytes_per_s_per_node > 0 ||
       s.shared_read_bytes_per_s > 0 || s.shared_write_bytes_per_s > 0) {
@@ -170,31 +165,50 @@ void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
     w.key("reliability", "restart_time", number(c.reliability.restart_seconds, 60.0, "min"));
     w.end();
   }
+}
 
-  {
-    const CollectiveTuning& t = c.collectives;
-    const CollectiveTuning d;
-    w.begin("collectives");
-    w.key("collectives", "nccl_version", nccl_version_name(t.nccl_version));
-    w.key("collectives", "launch_latency", duration(t.launch_latency));
-    w.key("collectives", "nvlink_latency_scale", t.nvlink_latency_scale);
-    w.key("collectives", "pcie_latency_scale", t.pcie_latency_scale);
-    w.key("collectives", "network_latency_scale", t.network_latency_scale);
-    w.key("collectives", "ll_latency_scale", t.ll_latency_scale);
-    w.key("collectives", "ll128_latency_scale", t.ll128_latency_scale);
-    w.key("collectives", "p2p_channel_bandwidth", bandwidth(t.p2p_channel_bandwidth));
-    w.key("collectives", "p2p_nvlink_channel_bandwidth",
-          bandwidth(t.p2p_nvlink_channel_bandwidth));
-    w.key("collectives", "p2p_nvlink_efficiency", t.p2p_nvlink_efficiency);
-    w.key("collectives", "p2p_network_efficiency", t.p2p_network_efficiency);
-    const auto env = nccl_env_of(t);
-    if (!env.empty()) {
-      w.begin("env");
-      for (const auto& [name, value] : env) w.key("collectives.env", name, value);
-      w.end();
-    }
+void write_collectives(Writer& w, const ClusterSpec& c) {
+  const CollectiveTuning& t = c.collectives;
+  w.begin("collectives");
+  w.key("collectives", "nccl_version", nccl_version_name(t.nccl_version));
+  w.key("collectives", "launch_latency", duration(t.launch_latency));
+  w.key("collectives", "nvlink_latency_scale", t.nvlink_latency_scale);
+  w.key("collectives", "pcie_latency_scale", t.pcie_latency_scale);
+  w.key("collectives", "network_latency_scale", t.network_latency_scale);
+  w.key("collectives", "ll_latency_scale", t.ll_latency_scale);
+  w.key("collectives", "ll128_latency_scale", t.ll128_latency_scale);
+  w.key("collectives", "p2p_channel_bandwidth", bandwidth(t.p2p_channel_bandwidth));
+  w.key("collectives", "p2p_nvlink_channel_bandwidth",
+        bandwidth(t.p2p_nvlink_channel_bandwidth));
+  w.key("collectives", "p2p_nvlink_efficiency", t.p2p_nvlink_efficiency);
+  w.key("collectives", "p2p_network_efficiency", t.p2p_network_efficiency);
+  const auto env = nccl_env_of(t);
+  if (!env.empty()) {
+    w.begin("env");
+    for (const auto& [name, value] : env) w.key("collectives.env", name, value);
     w.end();
   }
+  w.end();
+}
+
+}  // namespace
+
+void write_cluster_yaml(std::ostream& stream, const ClusterSpec& c,
+                        const std::vector<std::string>& header,
+                        const std::map<std::string, std::string>& notes) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(10);
+  Writer w(out, notes);
+  out << YAML::BeginMap;
+  w.key("", "name", c.name);
+  if (!c.description.empty()) w.key("", "description", c.description);
+  w.key("", "nodes", c.nodes);
+  w.key("", "gpus_per_node", c.gpus_per_node);
+  write_gpu(w, c);
+  write_intra_node(w, c);
+  write_network(w, out, c);
+  write_beyond_the_step(w, c);
+  write_collectives(w, c);
   out << YAML::EndMap;
   for (const std::string& line : header) stream << "# " << line << "\n";
   stream << out.c_str() << "\n";
