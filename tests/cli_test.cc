@@ -529,7 +529,7 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
   const std::string text = read_file(plan);
   EXPECT_NE(text.find("workers_per_gpu: 4"), std::string::npos) << text;
   EXPECT_NE(text.find("mode: async"), std::string::npos) << text;
-  EXPECT_NE(text.find("preprocess_time_per_example: 5e-07 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("preprocess_time_per_example: 0.5 us"), std::string::npos) << text;
   EXPECT_NE(predicted.out.find("input pipeline (per GPU)"), std::string::npos) << predicted.out;
   EXPECT_NE(predicted.out.find("checkpoints:"), std::string::npos) << predicted.out;
 }

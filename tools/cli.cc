@@ -36,6 +36,8 @@ commands:
              check a reported speedup against the cluster, or two runs' throughput against
              their time-to-quality
   validate   run the validation cases (--leave-one-out: each log predicted from the others)
+  describe   every key of a cluster, model, job or sweep file: type, unit, allowed values,
+             default, meaning
 
 Run `trainsim COMMAND --help` for the options of a command.
 
@@ -147,6 +149,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "sweep") return run_sweep(rest, out, err);
     if (args[0] == "plan") return run_plan(rest, out, err);
     if (args[0] == "report") return run_report(rest, out, err);
+    if (args[0] == "describe") return run_describe(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {
     err << "trainsim: error: " << e.what()

@@ -107,6 +107,7 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
 int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_describe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

@@ -17,6 +17,7 @@
 #include "tools/plot_svg.h"
 #include "tools/report_format.h"
 #include "tools/result_schema.h"
+#include "tools/version.h"
 
 namespace trainsim::cli {
 
@@ -80,6 +81,9 @@ void add_study_options(po::options_description& o) {
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed")
+    ("resolved", po::bool_switch(),
+     "print the scenario as resolved (the cluster, model and job with every key, defaults filled "
+     "in and --set applied; each document loads back) and exit without simulating")
     ("set", po::value<std::vector<std::string>>(),
      "change a config key as it is loaded, KEY=VALUE with KEY starting with cluster., model. or "
      "job., e.g. --set cluster.nic.bandwidth=200Gb/s --set job.batch_per_gpu=4096 (repeatable)");
@@ -204,6 +208,22 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   const SimulationInputs inputs = load_simulation_inputs(vm, nodes);
   const models::ClusterSpec& cluster = inputs.cluster;
   const models::Workload& workload = inputs.workload;
+  if (vm["resolved"].as<bool>()) {
+    std::ostringstream text;
+    models::write_resolved_scenario(
+        text, inputs,
+        {"trainsim " + std::string(kTrainsimVersion) + " predict --resolved: every key with its "
+         "default filled in and --set applied;",
+         "each document loads back as a file of its kind (--cluster, --model, --job)."});
+    if (vm.count("output")) {
+      AtomicOutputFile file(vm["output"].as<std::string>());
+      file.stream() << text.str();
+      file.commit();
+    } else {
+      out << text.str();
+    }
+    return kExitOk;
+  }
   const int largest = *std::max_element(nodes.begin(), nodes.end());
   std::optional<std::string> trace_path;
   if (vm.count("trace")) {

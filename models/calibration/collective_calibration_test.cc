@@ -11,7 +11,7 @@
 
 #include "models/collectives/algorithms.h"
 #include "models/config/cluster_config.h"
-#include "models/config/cluster_writer.h"
+#include "models/config/cluster_config.h"
 #include "models/config/config_node.h"
 #include "models/hardware/cluster_topology.h"
 

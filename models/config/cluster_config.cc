@@ -3,206 +3,10 @@
 #include <vector>
 
 #include "models/config/config_node.h"
-#include "models/config/runtime_config.h"
+#include "models/config/param_table.h"
+#include "models/config/runtime_params.h"
 
 namespace trainsim::models {
-
-namespace {
-
-Time parse_time(const ConfigNode& node) {
-  const double seconds = node.nonnegative_quantity(Dimension::kTime);
-  if (seconds > kMaxSeconds) node.fail("is too long to simulate");
-  return time_from_seconds(seconds);
-}
-
-double parse_efficiency(MapReader& map) {
-  const auto node = map.optional("efficiency");
-  return node ? node->fraction() : 1.0;
-}
-
-GpuSpec parse_gpu(const ConfigNode& node) {
-  MapReader map(node);
-  GpuSpec gpu;
-  const ConfigNode model = map.required("model");
-  gpu.model = model.as_string();
-  if (auto arch = map.optional("architecture")) {
-    gpu.architecture = arch->as_enum(gpu_arch_names());
-  } else if (const auto inferred = gpu_arch_of_model(gpu.model)) {
-    gpu.architecture = *inferred;
-  } else {
-    model.fail("names no GPU generation trainsim knows; add 'architecture: volta|ampere|hopper|"
-               "blackwell' to the gpu section");
-  }
-  const ConfigNode peaks = map.required("peak_flops");
-  MapReader peak_map(peaks);
-  for (Dtype d : {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
-    if (auto value = peak_map.optional(dtype_name(d))) {
-      gpu.peak_flops_per_s[d] = value->positive_quantity(Dimension::kFlopRate);
-    }
-  }
-  peak_map.finish();
-  if (gpu.peak_flops_per_s.empty())
-    peaks.fail("needs at least one format (fp32, tf32, bf16, fp16, fp8)");
-  gpu.hbm_bandwidth_bytes_per_s =
-      map.required("hbm_bandwidth").positive_quantity(Dimension::kBandwidth);
-  gpu.hbm_capacity_bytes = map.required("hbm_capacity").positive_quantity(Dimension::kBytes);
-  if (auto e = map.optional("gemm_efficiency")) gpu.gemm_efficiency = e->fraction();
-  if (auto e = map.optional("gemm_half_flops")) {
-    gpu.gemm_half_flops = e->nonnegative_quantity(Dimension::kFlops);
-  }
-  if (auto e = map.optional("hbm_efficiency")) gpu.hbm_efficiency = e->fraction();
-  if (auto e = map.optional("embedding_efficiency")) gpu.embedding_efficiency = e->fraction();
-  if (auto e = map.optional("embedding_half_row_bytes")) {
-    gpu.embedding_half_row_bytes = e->nonnegative_quantity(Dimension::kBytes);
-  }
-  if (auto e = map.optional("host_to_device_bandwidth")) {
-    gpu.host_to_device_bytes_per_s = e->positive_quantity(Dimension::kBandwidth);
-  }
-  map.finish();
-  return gpu;
-}
-
-IntraNodeSpec parse_intra_node(const ConfigNode& node, int gpus_per_node) {
-  MapReader map(node);
-  IntraNodeSpec intra;
-  intra.fabric = map.required("fabric").as_enum(intra_node_fabric_names());
-  intra.gpu_link = parse_link_class(map.required("gpu_link"));
-  const auto switches = map.optional("pcie_switches");
-  const auto switch_link = map.optional("switch_link");
-  const auto nvls = map.optional("nvls");
-  const auto links = map.optional("nvlink_links");
-  const auto hosts = map.optional("hosts");
-  if (intra.fabric == IntraNodeFabric::kNvSwitch) {
-    if (switches) switches->fail("applies only to fabric: pcie");
-    if (switch_link) switch_link->fail("applies only to fabric: pcie");
-    if (nvls) intra.nvls = nvls->as_bool();
-    if (links) intra.nvlink_links = static_cast<int>(links->positive_integer());
-    if (auto e = map.optional("nvls_efficiency")) intra.nvls_efficiency = e->fraction();
-    if (auto e = map.optional("nvls_step_latency")) intra.nvls_step_latency = parse_time(*e);
-    if (hosts) {
-      intra.hosts = static_cast<int>(hosts->positive_integer());
-      if (gpus_per_node % intra.hosts != 0) {
-        hosts->fail("must divide gpus_per_node (" + std::to_string(gpus_per_node) + ")");
-      }
-    }
-  } else {
-    if (nvls) nvls->fail("applies only to fabric: nvswitch");
-    if (links) links->fail("applies only to fabric: nvswitch");
-    if (hosts) hosts->fail("applies only to fabric: nvswitch (an NVLink domain over several hosts)");
-    if (switches) {
-      intra.pcie_switches = static_cast<int>(switches->positive_integer());
-      if (intra.pcie_switches > gpus_per_node) {
-        switches->fail("cannot exceed gpus_per_node (" + std::to_string(gpus_per_node) + ")");
-      }
-    }
-    if (intra.pcie_switches > 1) {
-      if (!switch_link) {
-        map.fail_missing("switch_link", "pcie_switches > 1 needs the link joining the switches");
-      }
-      intra.switch_link = parse_link_class(*switch_link);
-    } else if (switch_link) {
-      switch_link->fail("needs pcie_switches > 1");
-    }
-  }
-  map.finish();
-  return intra;
-}
-
-NicSpec parse_nic(const ConfigNode& node, int gpus_per_node) {
-  MapReader map(node);
-  NicSpec nic;
-  const ConfigNode count = map.required("count");
-  nic.count = static_cast<int>(count.positive_integer());
-  nic.link.bandwidth_bytes_per_s =
-      map.required("bandwidth").positive_quantity(Dimension::kBandwidth);
-  nic.link.latency = parse_time(map.required("latency"));
-  nic.link.efficiency = parse_efficiency(map);
-  nic.gpu_link = parse_link_class(map.required("gpu_link"));
-  if (auto t = map.optional("transport")) {
-    nic.transport = t->as_enum(net_transport_names());
-    // TCP transports move data through host or device buffers without RDMA.
-    nic.gpu_direct = nic.transport != NetTransport::kSocket && nic.transport != NetTransport::kTcpx &&
-                     nic.transport != NetTransport::kTcpxo;
-  }
-  if (auto gdr = map.optional("gpu_direct")) nic.gpu_direct = gdr->as_bool();
-  if (auto gpus = map.optional("gpus")) {
-    const auto lists = gpus->items();
-    if (static_cast<int>(lists.size()) != nic.count) {
-      gpus->fail("lists " + std::to_string(lists.size()) + " NICs but count is " +
-                 std::to_string(nic.count));
-    }
-    std::vector<bool> covered(gpus_per_node, false);
-    for (const ConfigNode& list : lists) {
-      const auto entries = list.items();
-      if (entries.empty()) list.fail("this NIC maps to no GPU");
-      std::vector<int> ids;
-      for (const ConfigNode& entry : entries) {
-        const std::int64_t g = entry.as_integer();
-        if (g < 0 || g >= gpus_per_node) {
-          entry.fail("GPU " + std::to_string(g) + " does not exist (GPUs are 0.." +
-                     std::to_string(gpus_per_node - 1) + ")");
-        }
-        ids.push_back(static_cast<int>(g));
-        covered[g] = true;
-      }
-      nic.gpus.push_back(ids);
-    }
-    for (int g = 0; g < gpus_per_node; ++g) {
-      if (!covered[g]) gpus->fail("GPU " + std::to_string(g) + " is served by no NIC");
-    }
-  } else {
-    // Even split: GPU g uses NIC g * count / gpus_per_node (a NIC per GPU, or a GPU group per
-    // NIC); with k times more NICs than GPUs, GPU g has NICs k g .. k g + k - 1.
-    nic.gpus.assign(nic.count, {});
-    if (nic.count > gpus_per_node) {
-      if (nic.count % gpus_per_node != 0) {
-        count.fail("more NICs than GPUs, not a multiple of them, needs an explicit 'gpus' mapping");
-      }
-      const int per_gpu = nic.count / gpus_per_node;
-      for (int i = 0; i < nic.count; ++i) nic.gpus[i].push_back(i / per_gpu);
-    } else {
-      for (int g = 0; g < gpus_per_node; ++g) nic.gpus[g * nic.count / gpus_per_node].push_back(g);
-    }
-  }
-  map.finish();
-  return nic;
-}
-
-NetworkSpec parse_network(const ConfigNode& node) {
-  MapReader map(node);
-  NetworkSpec net;
-  net.topology = map.required("topology").as_enum(network_topology_names());
-  const auto nodes_per_leaf = map.optional("nodes_per_leaf");
-  const auto spines = map.optional("spines");
-  const auto oversubscription = map.optional("oversubscription");
-  const auto rail_optimized = map.optional("rail_optimized");
-  const auto switch_latency = map.optional("switch_latency");
-  if (auto sharp = map.optional("sharp")) net.sharp = sharp->as_bool();
-  if (net.topology == NetworkTopology::kSingleSwitch) {
-    for (const auto* key :
-         {&nodes_per_leaf, &spines, &oversubscription, &rail_optimized, &switch_latency}) {
-      if (*key) (*key)->fail("applies only to topology: fat_tree");
-    }
-  } else {
-    if (!nodes_per_leaf) map.fail_missing("nodes_per_leaf", "a fat_tree needs it");
-    if (!spines) map.fail_missing("spines", "a fat_tree needs it");
-    net.nodes_per_leaf = static_cast<int>(nodes_per_leaf->positive_integer());
-    net.spines = static_cast<int>(spines->positive_integer());
-    if (oversubscription) {
-      net.oversubscription = oversubscription->as_number();
-      if (!(net.oversubscription >= 1.0)) {
-        oversubscription->fail("must be at least 1 (1 = non-blocking), got " +
-                               oversubscription->as_string());
-      }
-    }
-    if (rail_optimized) net.rail_optimized = rail_optimized->as_bool();
-    if (switch_latency) net.switch_latency = parse_time(*switch_latency);
-  }
-  map.finish();
-  return net;
-}
-
-}  // namespace
 
 // The collective constants a cluster file does not set: the joint fit over every log in
 // validation/ (`trainsim validate --leave-one-out` prints it, with uncertainties; the values are
@@ -245,54 +49,494 @@ CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
 
 namespace {
 
-CollectiveTuning parse_collective_tuning(const ConfigNode& node, NetTransport transport) {
-  MapReader map(node);
-  CollectiveTuning tuning = calibrated_collective_defaults(transport);
-  if (auto v = map.optional("nccl_version")) {
-    const auto version = parse_nccl_version(v->as_string());
-    if (!version) v->fail("must be an NCCL release such as 2.26 or 2.18.5, got '" + v->as_string() + "'");
-    tuning.nccl_version = *version;
-  }
-  if (auto v = map.optional("launch_latency")) tuning.launch_latency = parse_time(*v);
-  for (auto [name, field] : {std::pair{"nvlink_latency_scale", &tuning.nvlink_latency_scale},
-                             std::pair{"pcie_latency_scale", &tuning.pcie_latency_scale},
-                             std::pair{"network_latency_scale", &tuning.network_latency_scale}}) {
-    if (auto v = map.optional(name)) {
-      *field = v->as_number();
-      if (!(*field > 0)) v->fail("must be positive, got " + v->as_string());
+using P = Params<ClusterSpec>;
+using ClusterParam = Param<ClusterSpec>;
+
+constexpr WriteUnit kTflopsPerSecond{1e12, "TFLOP/s"};
+constexpr WriteUnit kGflop{1e9, "GFLOP"};
+
+bool nvswitch(const ClusterSpec& c) { return c.intra_node.fabric == IntraNodeFabric::kNvSwitch; }
+bool pcie(const ClusterSpec& c) { return c.intra_node.fabric == IntraNodeFabric::kPcie; }
+bool fat_tree(const ClusterSpec& c) { return c.network.topology == NetworkTopology::kFatTree; }
+
+ClusterParam for_fabric(ClusterParam p, bool (*applies)(const ClusterSpec&), const char* text) {
+  p.applies = applies;
+  p.doc.applies = text;
+  return p;
+}
+
+// A link class at `key`: {bandwidth, latency, efficiency}.
+template <class F>
+std::vector<ClusterParam> link_params(const std::string& key, const std::string& help, F link) {
+  ClusterParam section = P::section({.key = key, .help = help});
+  section.required = true;
+  ClusterParam bandwidth = P::quantity({.key = key + ".bandwidth", .help = "line rate per direction"},
+                                       Dimension::kBandwidth, kGigabytesPerSecond,
+                                       [link](auto& s) -> auto& { return link(s).bandwidth_bytes_per_s; });
+  bandwidth.required = true;
+  ClusterParam latency = P::time({.key = key + ".latency",
+                                  .help = "the wire's and switches' latency (NCCL's per-step costs "
+                                          "are in collectives)"},
+                                 kMicroseconds, [link](auto& s) -> auto& { return link(s).latency; });
+  latency.required = true;
+  return {section, bandwidth, latency,
+          P::fraction({.key = key + ".efficiency",
+                       .help = "fraction of line rate collectives achieve; the simulator uses "
+                               "bandwidth x efficiency"},
+                      [link](auto& s) -> auto& { return link(s).efficiency; })};
+}
+
+void add(std::vector<ClusterParam>& to, std::vector<ClusterParam> more) {
+  for (ClusterParam& p : more) to.push_back(std::move(p));
+}
+
+ClusterParam required(ClusterParam p, std::string why = "") {
+  p.required = true;
+  p.why = std::move(why);
+  return p;
+}
+
+std::vector<ClusterParam> identity_params() {
+  std::vector<ClusterParam> out = name_params<ClusterSpec>("cluster");
+  out.push_back(
+      required(P::whole({.key = "nodes", .help = "nodes available; predict --nodes may not exceed it"},
+                        [](auto& s) -> auto& { return s.nodes; })));
+  out.push_back(required(P::whole({.key = "gpus_per_node", .help = "GPUs per node"},
+                                  [](auto& s) -> auto& { return s.gpus_per_node; })));
+  return out;
+}
+
+ClusterParam peak_flops_param() {
+  return required(P::custom(
+      {.key = "gpu.peak_flops", .type = "map of FLOP rate (TFLOP/s)",
+       .range = "fp32, tf32, bf16, fp16, fp8: > 0",
+       .help = "dense peak per number format (at least one)"},
+      [](const ConfigNode& peaks, ClusterSpec& c) {
+        MapReader map(peaks);
+        for (Dtype d : {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
+          if (auto value = map.optional(dtype_name(d))) {
+            c.gpu.peak_flops_per_s[d] = value->positive_quantity(Dimension::kFlopRate);
+          }
+        }
+        map.finish();
+        if (c.gpu.peak_flops_per_s.empty()) {
+          peaks.fail("needs at least one format (fp32, tf32, bf16, fp16, fp8)");
+        }
+      },
+      [](const ClusterSpec& c) -> std::optional<YAML::Node> {
+        YAML::Node map(YAML::NodeType::Map);
+        for (const auto& [dtype, peak] : c.gpu.peak_flops_per_s) {
+          map[std::string(dtype_name(dtype))] = yaml_text(format_quantity(peak, kTflopsPerSecond));
+        }
+        return map;
+      }));
+}
+
+std::vector<ClusterParam> gpu_params() {
+  ClusterParam architecture = P::choice(
+      {.key = "gpu.architecture",
+       .default_text = "from gpu.model (V100, A100, H100/H200/H800/H20, B200/GB200/GB300)",
+       .help = "the generation NCCL tells apart (its link speeds, speed arrays, tuning tables)"},
+      gpu_arch_names(), [](auto& s) -> auto& { return s.gpu.architecture; });
+  architecture.absent = [](MapReader& map, ClusterSpec& c) {
+    if (const auto inferred = gpu_arch_of_model(c.gpu.model)) {
+      c.gpu.architecture = *inferred;
+      return;
     }
-  }
-  if (auto v = map.optional("p2p_channel_bandwidth")) {
-    tuning.p2p_channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
-  }
-  if (auto v = map.optional("p2p_nvlink_channel_bandwidth")) {
-    tuning.p2p_nvlink_channel_bandwidth = v->positive_quantity(Dimension::kBandwidth);
-  }
-  if (auto v = map.optional("p2p_nvlink_efficiency")) tuning.p2p_nvlink_efficiency = v->fraction();
-  if (auto v = map.optional("p2p_network_efficiency")) {
-    tuning.p2p_network_efficiency = v->fraction();
-  }
-  for (auto [name, field] : {std::pair{"ll_latency_scale", &tuning.ll_latency_scale},
-                             std::pair{"ll128_latency_scale", &tuning.ll128_latency_scale}}) {
-    if (auto v = map.optional(name)) {
-      *field = v->as_number();
-      if (!(*field > 0)) v->fail("must be positive, got " + v->as_string());
+    map.optional("model")->fail("names no GPU generation trainsim knows; add 'architecture: "
+                                "volta|ampere|hopper|blackwell' to the gpu section");
+  };
+  return {
+      required(P::section({.key = "gpu", .help = "the GPU of every node"})),
+      required(P::text({.key = "gpu.model", .help = "the GPU's name"},
+                       [](auto& s) -> auto& { return s.gpu.model; })),
+      architecture,
+      peak_flops_param(),
+      required(P::quantity({.key = "gpu.hbm_bandwidth", .help = "HBM bandwidth"},
+                           Dimension::kBandwidth, kGigabytesPerSecond,
+                           [](auto& s) -> auto& { return s.gpu.hbm_bandwidth_bytes_per_s; })),
+      required(P::quantity({.key = "gpu.hbm_capacity", .help = "HBM size"}, Dimension::kBytes,
+                           WriteUnit{1e9, "GB"},
+                           [](auto& s) -> auto& { return s.gpu.hbm_capacity_bytes; })),
+      P::fraction({.key = "gpu.gemm_efficiency",
+                   .help = "achieved fraction of peak for large GEMMs",
+                   .source = "fitted to GEMM microbenchmarks (trainsim calibrate)"},
+                  [](auto& s) -> auto& { return s.gpu.gemm_efficiency; }),
+      P::quantity({.key = "gpu.gemm_half_flops",
+                   .help = "GEMM efficiency falls for small problems: gemm_efficiency x F / (F + "
+                           "this), F the FLOP of one GEMM; 0: no falloff"},
+                  Dimension::kFlops, kGflop, [](auto& s) -> auto& { return s.gpu.gemm_half_flops; },
+                  false),
+      P::fraction({.key = "gpu.hbm_efficiency", .help = "achieved fraction of HBM bandwidth"},
+                  [](auto& s) -> auto& { return s.gpu.hbm_efficiency; }),
+      P::fraction({.key = "gpu.embedding_efficiency",
+                   .help = "fraction of HBM bandwidth pooled embedding gathers reach for long rows"},
+                  [](auto& s) -> auto& { return s.gpu.embedding_efficiency; }),
+      P::quantity({.key = "gpu.embedding_half_row_bytes",
+                   .help = "gathers of rows of r bytes reach embedding_efficiency x r / (r + this)"},
+                  Dimension::kBytes, kBytesUnit,
+                  [](auto& s) -> auto& { return s.gpu.embedding_half_row_bytes; }, false),
+      P::quantity({.key = "gpu.host_to_device_bandwidth", .default_text = "unset",
+                   .help = "pinned host-to-device copy bandwidth"},
+                  Dimension::kBandwidth, kGigabytesPerSecond,
+                  [](auto& s) -> auto& { return s.gpu.host_to_device_bytes_per_s; }),
+  };
+}
+
+std::vector<ClusterParam> intra_node_params() {
+  constexpr const char* kNvswitch = "fabric: nvswitch";
+  ClusterParam hosts = P::checked(
+      P::whole({.key = "intra_node.hosts",
+                .help = "hosts one NVLink domain spans (an NVL72 is one node of 72 GPUs over 18 "
+                        "trays); nccl-tests logs then list this many hosts per node"},
+               [](auto& s) -> auto& { return s.intra_node.hosts; }),
+      [](const ConfigNode& n, const ClusterSpec& c) {
+        if (c.gpus_per_node % c.intra_node.hosts != 0) {
+          n.fail("must divide gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+        }
+      });
+  std::vector<ClusterParam> out = {
+      required(P::section({.key = "intra_node", .help = "how the GPUs of a node connect"})),
+      required(P::choice({.key = "intra_node.fabric",
+                          .help = "nvswitch: every GPU has NVLinks to one switch; pcie: GPUs on "
+                                  "PCIe switches"},
+                         intra_node_fabric_names(), [](auto& s) -> auto& { return s.intra_node.fabric; })),
+      for_fabric(P::flag({.key = "intra_node.nvls",
+                          .help = "the switch reduces in the network (NVLink SHARP), enabling NVLS "
+                                  "(one node) and NVLSTree (across nodes)"},
+                         [](auto& s) -> auto& { return s.intra_node.nvls; }),
+                 nvswitch, kNvswitch),
+      for_fabric(P::whole({.key = "intra_node.nvlink_links",
+                           .default_text = "gpu_link bandwidth / 25 GB/s (50 GB/s for Blackwell)",
+                           .help = "NVLinks per GPU"},
+                          [](auto& s) -> auto& { return s.intra_node.nvlink_links; }),
+                 nvswitch, kNvswitch),
+      for_fabric(hosts, nvswitch, kNvswitch),
+      for_fabric(P::fraction({.key = "intra_node.nvls_efficiency",
+                              .default_text = "NCCL's figure (0.85 Hopper, 0.74 Blackwell)",
+                              .help = "fraction of the NVLink's achieved bandwidth in-switch "
+                                      "reduction reaches",
+                              .source = "NCCL's tuning model; the shipped clusters give the fitted "
+                                        "one (validation/)"},
+                             [](auto& s) -> auto& { return s.intra_node.nvls_efficiency; }),
+                 nvswitch, kNvswitch),
+      for_fabric(P::time({.key = "intra_node.nvls_step_latency",
+                          .help = "what each NVLS chunk step costs beyond its bytes (NCCL shrinks "
+                                  "NVLS chunks from 128 to 16 KiB for mid-size messages); 0: not "
+                                  "modelled",
+                          .source = "fitted per NVLink generation on validation/ logs (shipped H100 "
+                                    "cluster: 1.9 us)"},
+                         kMicroseconds, [](auto& s) -> auto& { return s.intra_node.nvls_step_latency; }),
+                 nvswitch, kNvswitch),
+  };
+  add(out, link_params("intra_node.gpu_link",
+                       "link class of each GPU to the NVSwitch or to its PCIe switch",
+                       [](auto& s) -> auto& { return s.intra_node.gpu_link; }));
+  out.push_back(for_fabric(
+      P::checked(P::whole({.key = "intra_node.pcie_switches",
+                           .help = "GPUs are split evenly over this many PCIe switches"},
+                          [](auto& s) -> auto& { return s.intra_node.pcie_switches; }),
+                 [](const ConfigNode& n, const ClusterSpec& c) {
+                   if (c.intra_node.pcie_switches > c.gpus_per_node) {
+                     n.fail("cannot exceed gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+                   }
+                 }),
+      pcie, "fabric: pcie"));
+  std::vector<ClusterParam> switch_link = link_params(
+      "intra_node.switch_link", "link joining the PCIe switches (e.g. the CPU socket interconnect)",
+      [](auto& s) -> auto& { return s.intra_node.switch_link; });
+  switch_link[0].why = "pcie_switches > 1 needs the link joining the switches";
+  switch_link[0].applies = [](const ClusterSpec& c) {
+    return pcie(c) && c.intra_node.pcie_switches > 1;
+  };
+  switch_link[0].doc.applies = "fabric: pcie with pcie_switches > 1";
+  add(out, std::move(switch_link));
+  return out;
+}
+
+// NIC i serves `gpus` (explicit, or an even split).
+ClusterParam nic_gpus_param() {
+  ClusterParam p = P::custom(
+      {.key = "nic.gpus", .type = "list of lists of GPU indices",
+       .default_text = "GPUs split evenly",
+       .help = "per NIC, the local GPUs that send through it, e.g. [[0,1,2,3],[4,5,6,7]]; every "
+               "NIC needs a GPU and every GPU a NIC"},
+      [](const ConfigNode& gpus, ClusterSpec& c) {
+        NicSpec& nic = c.nic;
+        const auto lists = gpus.items();
+        if (static_cast<int>(lists.size()) != nic.count) {
+          gpus.fail("lists " + std::to_string(lists.size()) + " NICs but count is " +
+                    std::to_string(nic.count));
+        }
+        std::vector<bool> covered(c.gpus_per_node, false);
+        nic.gpus.clear();
+        for (const ConfigNode& list : lists) {
+          const auto entries = list.items();
+          if (entries.empty()) list.fail("this NIC maps to no GPU");
+          std::vector<int> ids;
+          for (const ConfigNode& entry : entries) {
+            const std::int64_t g = entry.as_integer();
+            if (g < 0 || g >= c.gpus_per_node) {
+              entry.fail("GPU " + std::to_string(g) + " does not exist (GPUs are 0.." +
+                         std::to_string(c.gpus_per_node - 1) + ")");
+            }
+            ids.push_back(static_cast<int>(g));
+            covered[g] = true;
+          }
+          nic.gpus.push_back(ids);
+        }
+        for (int g = 0; g < c.gpus_per_node; ++g) {
+          if (!covered[g]) gpus.fail("GPU " + std::to_string(g) + " is served by no NIC");
+        }
+      },
+      [](const ClusterSpec& c) -> std::optional<YAML::Node> {
+        YAML::Node lists(YAML::NodeType::Sequence);
+        lists.SetStyle(YAML::EmitterStyle::Flow);
+        for (const auto& list : c.nic.gpus) lists.push_back(yaml_flow_list(list));
+        return lists;
+      });
+  // Even split: GPU g uses NIC g * count / gpus_per_node (a NIC per GPU, or a GPU group per NIC);
+  // with k times more NICs than GPUs, GPU g has NICs k g .. k g + k - 1.
+  p.absent = [](MapReader& map, ClusterSpec& c) {
+    NicSpec& nic = c.nic;
+    nic.gpus.assign(nic.count, {});
+    if (nic.count > c.gpus_per_node) {
+      if (nic.count % c.gpus_per_node != 0) {
+        map.optional("count")->fail(
+            "more NICs than GPUs, not a multiple of them, needs an explicit 'gpus' mapping");
+      }
+      const int per_gpu = nic.count / c.gpus_per_node;
+      for (int i = 0; i < nic.count; ++i) nic.gpus[i].push_back(i / per_gpu);
+    } else {
+      for (int g = 0; g < c.gpus_per_node; ++g) {
+        nic.gpus[g * nic.count / c.gpus_per_node].push_back(g);
+      }
     }
+  };
+  return p;
+}
+
+std::vector<ClusterParam> nic_params() {
+  ClusterParam section = P::section({.key = "nic", .help = "the NICs of every node"});
+  section.absent = [](MapReader& map, ClusterSpec& c) {
+    if (c.nodes > 1) map.fail_missing("nic", "a cluster of several nodes needs NICs");
+  };
+  section.written = [](const ClusterSpec& c) { return c.nic.count > 0; };
+  ClusterParam transport = P::choice(
+      {.key = "nic.transport",
+       .help = "how NCCL reaches the network: infiniband, roce, efa (AWS, libfabric), tcpx, tcpxo "
+               "(Google's GPUDirect-TCPX/TCPXO), socket; systems on one transport share its "
+               "per-hop latency"},
+      net_transport_names(), [](auto& s) -> auto& { return s.nic.transport; });
+  auto read_transport = transport.read;
+  transport.read = [read_transport](const ConfigNode& n, ClusterSpec& c) {
+    read_transport(n, c);
+    // TCP transports move data through host or device buffers without RDMA.
+    const NetTransport t = c.nic.transport;
+    c.nic.gpu_direct = t != NetTransport::kSocket && t != NetTransport::kTcpx && t != NetTransport::kTcpxo;
+  };
+  std::vector<ClusterParam> out = {
+      section,
+      required(P::whole({.key = "nic.count", .help = "NICs per node"},
+                        [](auto& s) -> auto& { return s.nic.count; })),
+      transport,
+      required(P::quantity({.key = "nic.bandwidth", .help = "NIC to network, per direction"},
+                           Dimension::kBandwidth, kGigabytesPerSecond,
+                           [](auto& s) -> auto& { return s.nic.link.bandwidth_bytes_per_s; })),
+      required(P::time({.key = "nic.latency", .help = "NIC to network latency"}, kMicroseconds,
+                       [](auto& s) -> auto& { return s.nic.link.latency; })),
+      P::fraction({.key = "nic.efficiency", .help = "fraction of line rate collectives achieve"},
+                  [](auto& s) -> auto& { return s.nic.link.efficiency; }),
+  };
+  add(out, link_params("nic.gpu_link",
+                       "link class from a GPU to its NIC (the PCIe path of GPUDirect RDMA)",
+                       [](auto& s) -> auto& { return s.nic.gpu_link; }));
+  out.push_back(P::flag({.key = "nic.gpu_direct", .default_text = "true, false for tcpx, tcpxo, socket",
+                         .help = "GPUDirect RDMA between GPU and NIC (NCCL enables LL128 across "
+                                 "nodes only with it)"},
+                        [](auto& s) -> auto& { return s.nic.gpu_direct; }));
+  out.push_back(nic_gpus_param());
+  return out;
+}
+
+std::vector<ClusterParam> network_params() {
+  constexpr const char* kFatTree = "topology: fat_tree";
+  ClusterParam section = P::section({.key = "network", .help = "the fabric between the NICs"});
+  section.absent = [](MapReader& map, ClusterSpec& c) {
+    if (c.nodes > 1) map.fail_missing("network", "a cluster of several nodes needs a network");
+  };
+  section.written = [](const ClusterSpec& c) { return c.nic.count > 0; };
+  ClusterParam leaf = required(P::whole({.key = "network.nodes_per_leaf", .help = "nodes under one leaf switch"},
+                                        [](auto& s) -> auto& { return s.network.nodes_per_leaf; }),
+                               "a fat_tree needs it");
+  ClusterParam spines = required(
+      P::whole({.key = "network.spines", .help = "spine switches; every leaf connects to every spine"},
+               [](auto& s) -> auto& { return s.network.spines; }),
+      "a fat_tree needs it");
+  return {
+      section,
+      required(P::choice({.key = "network.topology",
+                          .help = "single_switch: every NIC on one non-blocking switch; fat_tree: "
+                                  "leaves and spines"},
+                         network_topology_names(), [](auto& s) -> auto& { return s.network.topology; })),
+      for_fabric(P::flag({.key = "network.rail_optimized",
+                          .help = "NIC i of each node goes to its own leaf (a rail)"},
+                         [](auto& s) -> auto& { return s.network.rail_optimized; }),
+                 fat_tree, kFatTree),
+      for_fabric(leaf, fat_tree, kFatTree),
+      for_fabric(spines, fat_tree, kFatTree),
+      for_fabric(P::number({.key = "network.oversubscription",
+                            .help = "leaf downlink / uplink bandwidth; 1: non-blocking"},
+                           [](auto& s) -> auto& { return s.network.oversubscription; },
+                           "at least 1 (1 = non-blocking)", [](double v) { return v >= 1.0; }),
+                 fat_tree, kFatTree),
+      for_fabric(P::time({.key = "network.switch_latency", .help = "latency per leaf-spine hop"},
+                         kMicroseconds, [](auto& s) -> auto& { return s.network.switch_latency; }),
+                 fat_tree, kFatTree),
+      P::flag({.key = "network.sharp",
+               .help = "the switches reduce in the network (InfiniBand SHARP with NCCL's CollNet "
+                       "plugin), enabling CollNet Direct and Chain"},
+              [](auto& s) -> auto& { return s.network.sharp; }),
+  };
+}
+
+std::string network_latency_defaults() {
+  std::string text = "by transport:";
+  for (const NetTransport t : net_transport_names().values()) {
+    text += std::string(t == net_transport_names().values().front() ? " " : ", ") +
+            format_plain(calibrated_collective_defaults(t).network_latency_scale) + " " +
+            std::string(net_transport_name(t));
   }
-  if (auto env = map.optional("env")) {
-    MapReader env_map(*env);
-    for (const std::string& name : env_map.keys()) {
-      const ConfigNode value = env_map.required(name);
-      const std::string error = apply_nccl_env(tuning, name, value.as_string());
-      if (!error.empty()) value.fail(error);
-    }
-    env_map.finish();
-  }
-  map.finish();
-  return tuning;
+  return text;
+}
+
+ClusterParam scale_param(std::string key, std::string help, double CollectiveTuning::*field) {
+  return P::number({.key = std::move(key), .help = std::move(help),
+                    .source = "joint fit over the logs in validation/ (trainsim validate "
+                              "--leave-one-out)"},
+                   [field](auto& s) -> auto& { return s.collectives.*field; }, "positive",
+                   [](double v) { return v > 0; });
+}
+
+ClusterParam nccl_env_param() {
+  return P::custom(
+      {.key = "collectives.env", .type = "map of NCCL variables",
+       .help = "NCCL's environment, e.g. {NCCL_ALGO: Ring, NCCL_MIN_NCHANNELS: 24}: NCCL_ALGO, "
+               "NCCL_PROTO (lists, ^ excludes), NCCL_MIN_NCHANNELS/NCCL_MIN_CTAS, "
+               "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, "
+               "NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE; others (NCCL_CROSS_NIC, NCCL_IB_HCA, ...) "
+               "are accepted and change nothing"},
+      [](const ConfigNode& env, ClusterSpec& c) {
+        MapReader env_map(env);
+        for (const std::string& name : env_map.keys()) {
+          const ConfigNode value = env_map.required(name);
+          const std::string error = apply_nccl_env(c.collectives, name, value.as_string());
+          if (!error.empty()) value.fail(error);
+        }
+        env_map.finish();
+      },
+      [](const ClusterSpec& c) -> std::optional<YAML::Node> {
+        const auto env = nccl_env_of(c.collectives);
+        if (env.empty()) return std::nullopt;
+        YAML::Node map(YAML::NodeType::Map);
+        for (const auto& [name, value] : env) map[name] = yaml_text(value);
+        return map;
+      });
+}
+
+std::vector<ClusterParam> collectives_params() {
+  constexpr const char* kFit =
+      "joint fit over the logs in validation/ (trainsim validate --leave-one-out)";
+  ClusterParam section = P::section(
+      {.key = "collectives", .help = "how NCCL runs on this cluster; constants a file leaves out "
+                                     "take the joint fit over every log in validation/"});
+  // The defaults are the transport's; keys given override them.
+  section.read = [](const ConfigNode&, ClusterSpec& c) {
+    c.collectives = calibrated_collective_defaults(c.nic.transport);
+  };
+  section.absent = [](MapReader&, ClusterSpec& c) {
+    c.collectives = calibrated_collective_defaults(c.nic.transport);
+  };
+  ClusterParam version = P::custom(
+      {.key = "collectives.nccl_version", .type = "NCCL release",
+       .help = "the NCCL release the job runs (2.18.5, 2.26, ...): its tuning tables, ring step "
+               "counts and point-to-point channel rules"},
+      [](const ConfigNode& v, ClusterSpec& c) {
+        const auto version = parse_nccl_version(v.as_string());
+        if (!version) {
+          v.fail("must be an NCCL release such as 2.26 or 2.18.5, got '" + v.as_string() + "'");
+        }
+        c.collectives.nccl_version = *version;
+      },
+      [](const ClusterSpec& c) -> std::optional<YAML::Node> {
+        return yaml_text(nccl_version_name(c.collectives.nccl_version));
+      });
+  using T = CollectiveTuning;
+  const std::string hop = "per-step hop latency over ";
+  const std::string as_nccl = ", as a multiple of NCCL's own figures (its hwLat table)";
+  ClusterParam network = scale_param("collectives.network_latency_scale",
+                                     hop + "the network" + as_nccl, &T::network_latency_scale);
+  network.doc.default_text = network_latency_defaults();
+  return {
+      section,
+      version,
+      P::time({.key = "collectives.launch_latency",
+               .help = "host time to launch one GPU's kernels of an operation; a thread driving "
+                       "several GPUs (nccl-tests -g) launches them one after another",
+               .source = kFit},
+              kMicroseconds, [](auto& s) -> auto& { return s.collectives.launch_latency; }),
+      scale_param("collectives.nvlink_latency_scale", hop + "NVLink" + as_nccl, &T::nvlink_latency_scale),
+      scale_param("collectives.pcie_latency_scale", hop + "PCIe" + as_nccl, &T::pcie_latency_scale),
+      network,
+      scale_param("collectives.ll_latency_scale", "the same for the LL protocol (Simple: 1)",
+                  &T::ll_latency_scale),
+      scale_param("collectives.ll128_latency_scale", "the same for the LL128 protocol",
+                  &T::ll128_latency_scale),
+      P::quantity({.key = "collectives.p2p_channel_bandwidth",
+                   .help = "throughput one point-to-point channel reaches over the network",
+                   .source = kFit},
+                  Dimension::kBandwidth, kGigabytesPerSecond,
+                  [](auto& s) -> auto& { return s.collectives.p2p_channel_bandwidth; }),
+      P::quantity({.key = "collectives.p2p_nvlink_channel_bandwidth",
+                   .help = "throughput one point-to-point channel reaches over NVLink",
+                   .source = kFit},
+                  Dimension::kBandwidth, kGigabytesPerSecond,
+                  [](auto& s) -> auto& { return s.collectives.p2p_nvlink_channel_bandwidth; }),
+      P::fraction({.key = "collectives.p2p_nvlink_efficiency",
+                   .help = "fraction of NVLink's achieved bandwidth point-to-point traffic "
+                           "(all-to-all, send/recv) reaches",
+                   .source = kFit},
+                  [](auto& s) -> auto& { return s.collectives.p2p_nvlink_efficiency; }),
+      P::fraction({.key = "collectives.p2p_network_efficiency",
+                   .help = "the same over the network", .source = kFit},
+                  [](auto& s) -> auto& { return s.collectives.p2p_network_efficiency; }),
+      nccl_env_param(),
+  };
+}
+
+ParamTable<ClusterSpec> make_cluster_params() {
+  std::vector<ClusterParam> params = identity_params();
+  add(params, gpu_params());
+  add(params, intra_node_params());
+  add(params, nic_params());
+  add(params, network_params());
+  add(params, storage_params<ClusterSpec>([](auto& s) -> auto& { return s.storage; }));
+  add(params, host_params<ClusterSpec>([](auto& s) -> auto& { return s.host; }));
+  add(params, reliability_params<ClusterSpec>([](auto& s) -> auto& { return s.reliability; }));
+  add(params, collectives_params());
+  ClusterSpec defaults;
+  defaults.collectives = calibrated_collective_defaults(defaults.nic.transport);
+  return ParamTable<ClusterSpec>("Cluster (configs/clusters/*.yaml)", std::move(params), defaults);
+}
+
+const ParamTable<ClusterSpec>& cluster_params() {
+  static const ParamTable<ClusterSpec> table = make_cluster_params();
+  return table;
 }
 
 }  // namespace
+
+ParamTableDoc cluster_param_doc() { return cluster_params().doc(); }
 
 Dtype parse_dtype_node(const ConfigNode& node) {
   const std::string name = node.as_string();
@@ -301,47 +545,24 @@ Dtype parse_dtype_node(const ConfigNode& node) {
   return *dtype;
 }
 
-LinkClassSpec parse_link_class(const ConfigNode& node) {
-  MapReader map(node);
-  LinkClassSpec link;
-  link.bandwidth_bytes_per_s = map.required("bandwidth").positive_quantity(Dimension::kBandwidth);
-  link.latency = parse_time(map.required("latency"));
-  link.efficiency = parse_efficiency(map);
-  map.finish();
-  return link;
-}
-
 ClusterSpec parse_cluster_spec(const ConfigNode& root) {
-  MapReader map(root);
   ClusterSpec spec;
   spec.source_file = root.file();
-  spec.name = map.required("name").as_string();
-  if (auto d = map.optional("description")) spec.description = d->as_string();
-  spec.nodes = static_cast<int>(map.required("nodes").positive_integer());
-  spec.gpus_per_node = static_cast<int>(map.required("gpus_per_node").positive_integer());
-  spec.gpu = parse_gpu(map.required("gpu"));
-  spec.intra_node = parse_intra_node(map.required("intra_node"), spec.gpus_per_node);
-  const auto nic = map.optional("nic");
-  const auto network = map.optional("network");
-  if (nic) spec.nic = parse_nic(*nic, spec.gpus_per_node);
-  if (network) spec.network = parse_network(*network);
-  spec.collectives = calibrated_collective_defaults(spec.nic.transport);
-  if (auto collectives = map.optional("collectives")) {
-    spec.collectives = parse_collective_tuning(*collectives, spec.nic.transport);
-  }
-  if (auto s = map.optional("storage")) spec.storage = parse_storage(*s);
-  if (auto h = map.optional("host")) spec.host = parse_host(*h);
-  if (auto r = map.optional("reliability")) spec.reliability = parse_reliability(*r);
-  if (spec.nodes > 1 && !nic) map.fail_missing("nic", "a cluster of several nodes needs NICs");
-  if (spec.nodes > 1 && !network) {
-    map.fail_missing("network", "a cluster of several nodes needs a network");
-  }
-  map.finish();
+  cluster_params().read(root, spec);
   return spec;
 }
 
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
   return parse_cluster_spec(ConfigNode::load_file(path, settings));
+}
+
+void write_cluster_yaml(std::ostream& stream, const ClusterSpec& cluster,
+                        const std::vector<std::string>& header,
+                        const std::map<std::string, std::string>& notes) {
+  YAML::Emitter out;
+  cluster_params().write(out, cluster, notes);
+  for (const std::string& line : header) stream << "# " << line << "\n";
+  stream << out.c_str() << "\n";
 }
 
 }  // namespace trainsim::models

@@ -2,7 +2,12 @@
 // schema. Throws ConfigError naming file, line, column and key on any problem.
 #pragma once
 
+#include <map>
+#include <ostream>
 #include <string>
+#include <vector>
+
+#include "models/config/param_doc.h"
 
 #include "models/spec/cluster_spec.h"
 #include "models/spec/setting.h"
@@ -18,8 +23,15 @@ ClusterSpec parse_cluster_spec(const ConfigNode& root);
 // The collective constants a cluster file leaves out: the joint fit over the logs in validation/.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport);
 
-// A link class: {bandwidth, latency, efficiency (optional, default 1)}.
-LinkClassSpec parse_link_class(const ConfigNode& node);
 Dtype parse_dtype_node(const ConfigNode& node);
+
+// Writes a cluster spec back as YAML (every key the reader reads, defaults filled in), with
+// comments: a header naming where the figures came from, and a note after any key (by path).
+void write_cluster_yaml(std::ostream& out, const ClusterSpec& cluster,
+                        const std::vector<std::string>& header,
+                        const std::map<std::string, std::string>& notes = {});
+
+// The cluster file's keys (`trainsim describe cluster`).
+ParamTableDoc cluster_param_doc();
 
 }  // namespace trainsim::models

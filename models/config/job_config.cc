@@ -6,209 +6,296 @@
 
 #include "models/config/cluster_config.h"
 #include "models/config/config_node.h"
-#include "models/config/runtime_config.h"
+#include "models/config/param_table.h"
+#include "models/config/runtime_params.h"
 
 namespace trainsim::models {
 
+namespace {
+
+using P = Params<JobSpec>;
+using JobParam = Param<JobSpec>;
+
+std::optional<YAML::Node> optional_dtype(const std::optional<Dtype>& d) {
+  if (!d) return std::nullopt;
+  return yaml_text(std::string(dtype_name(*d)));
+}
+
+std::vector<JobParam> batch_params() {
+  JobParam per_gpu = P::custom(
+      {.key = "batch_per_gpu", .type = "whole number", .range = "> 0",
+       .default_text = "required (or global_batch)",
+       .help = "examples per GPU per step: the global batch grows with the GPUs (weak scaling)"},
+      [](const ConfigNode& n, JobSpec& job) {
+        job.batch_per_gpu = static_cast<double>(n.positive_integer());
+        job.batch_location = n.location();
+      },
+      [](const JobSpec& job) -> std::optional<YAML::Node> {
+        if (!job.batch_per_gpu) return std::nullopt;
+        return yaml_text(format_whole(*job.batch_per_gpu));
+      });
+  JobParam global = P::custom(
+      {.key = "global_batch", .type = "whole number", .range = "> 0",
+       .default_text = "required (or batch_per_gpu)",
+       .help = "examples per step over all GPUs: fixed as the GPUs grow (strong scaling)"},
+      [](const ConfigNode& n, JobSpec& job) {
+        if (job.batch_per_gpu) n.fail("give batch_per_gpu or global_batch, not both");
+        job.global_batch = static_cast<double>(n.positive_integer());
+        job.batch_location = n.location();
+      },
+      [](const JobSpec& job) -> std::optional<YAML::Node> {
+        if (!job.global_batch) return std::nullopt;
+        return yaml_text(format_whole(*job.global_batch));
+      });
+  global.absent = [](MapReader& map, JobSpec& job) {
+    if (!job.batch_per_gpu) map.fail_missing("batch_per_gpu", "or global_batch");
+  };
+  return {per_gpu, global};
+}
+
+JobParam plan_param() {
+  JobParam p = P::custom(
+      {.key = "sharding.plan", .type = "list of {table, strategy, gpus, hot_rows}",
+       .default_text = "none (required with strategy: plan)",
+       .help = "tables placed as listed, overriding strategy for them"},
+      [](const ConfigNode& plan, JobSpec& job) {
+        for (const ConfigNode& item : plan.items()) {
+          MapReader m(item);
+          PlannedTable t;
+          t.location = item.location();
+          t.table = m.required("table").as_string();
+          t.strategy = m.required("strategy").as_enum(strategy_names());
+          if (auto gpus = m.optional("gpus")) {
+            for (const ConfigNode& g : gpus->items()) {
+              const std::int64_t id = g.as_integer();
+              if (id < 0) g.fail("GPU ids start at 0");
+              t.gpus.push_back(static_cast<int>(id));
+            }
+          }
+          if (auto hot = m.optional("hot_rows")) t.hot_rows = hot->as_number();
+          m.finish();
+          job.plan.push_back(t);
+        }
+      },
+      [](const JobSpec& job) -> std::optional<YAML::Node> {
+        if (job.plan.empty()) return std::nullopt;
+        YAML::Node list(YAML::NodeType::Sequence);
+        for (const PlannedTable& t : job.plan) {
+          YAML::Node table(YAML::NodeType::Map);
+          table.SetStyle(YAML::EmitterStyle::Flow);
+          table["table"] = yaml_text(t.table);
+          table["strategy"] = yaml_text(std::string(strategy_name(t.strategy)));
+          if (!t.gpus.empty()) table["gpus"] = yaml_flow_list(t.gpus);
+          if (t.hot_rows) table["hot_rows"] = yaml_text(format_plain(*t.hot_rows));
+          list.push_back(table);
+        }
+        return list;
+      });
+  p.absent = [](MapReader& map, JobSpec& job) {
+    if (job.sharding == "plan") map.fail_missing("plan", "strategy: plan lists the tables");
+  };
+  return p;
+}
+
+std::vector<JobParam> sharding_params() {
+  JobParam section = P::section({.key = "sharding", .help = "how the embedding tables are placed"});
+  section.read = [](const ConfigNode& n, JobSpec& job) { job.sharding_location = n.location(); };
+  const std::string strategies = "greedy, plan, " + strategy_names().choices();
+  return {
+      section,
+      P::custom({.key = "sharding.strategy", .type = "name", .range = strategies,
+                 .default_text = "greedy",
+                 .help = "greedy: TorchRec-style planner; plan: the tables in plan as listed, the "
+                         "others greedy; or one strategy for every table"},
+                [strategies](const ConfigNode& n, JobSpec& job) {
+                  job.sharding = n.as_string();
+                  if (job.sharding != "greedy" && job.sharding != "plan" &&
+                      !parse_strategy(job.sharding)) {
+                    n.fail("must be " + strategies + ", got '" + job.sharding + "'");
+                  }
+                },
+                [](const JobSpec& job) -> std::optional<YAML::Node> { return yaml_text(job.sharding); }),
+      P::custom({.key = "sharding.group", .type = "all, node or a whole number",
+                 .default_text = "all",
+                 .help = "GPUs per sharding group; smaller than the job: each group holds every "
+                         "table (2D) and the groups all-reduce the gradients of rows they touched"},
+                [](const ConfigNode& n, JobSpec& job) {
+                  const std::string g = n.as_string();
+                  job.group = g == "all"    ? ShardingGroup::world()
+                              : g == "node" ? ShardingGroup::node()
+                                            : ShardingGroup::of(static_cast<int>(n.positive_integer()));
+                },
+                [](const JobSpec& job) -> std::optional<YAML::Node> {
+                  switch (job.group.kind) {
+                    case ShardingGroup::Kind::kWorld:
+                      return yaml_text("all");
+                    case ShardingGroup::Kind::kNode:
+                      return yaml_text("node");
+                    case ShardingGroup::Kind::kGpus:
+                      break;
+                  }
+                  return yaml_text(std::to_string(job.group.gpus));
+                }),
+      P::number({.key = "sharding.hot_rows",
+                 .help = "replicate this many hottest rows of every table on every GPU (looked up "
+                         "locally, their gradients all-reduced over all GPUs)"},
+                [](auto& s) -> auto& { return s.hot_rows; }, "not negative",
+                [](double v) { return v >= 0; }),
+      plan_param(),
+      P::item({.key = "sharding.plan[].table", .type = "text", .default_text = "required",
+               .help = "a table of the model"}),
+      P::item({.key = "sharding.plan[].strategy", .type = "name",
+               .range = strategy_names().choices(), .default_text = "required",
+               .help = "how that table is sharded"}),
+      P::item({.key = "sharding.plan[].gpus", .type = "list of GPU ids", .range = ">= 0",
+               .default_text = "as the strategy places it", .help = "ids inside the sharding group"}),
+      P::item({.key = "sharding.plan[].hot_rows", .type = "number", .default_text = "sharding.hot_rows",
+               .help = "hot rows replicated for that table"}),
+  };
+}
+
+JobParam algorithm_param(std::string key, std::string range, std::string help,
+                         std::optional<Algorithm>& (*field)(JobSpec&),
+                         bool (*allowed)(Algorithm)) {
+  return P::custom(
+      {.key = std::move(key), .type = "name", .range = range, .default_text = "auto",
+       .help = std::move(help)},
+      [field, allowed, range](const ConfigNode& n, JobSpec& job) {
+        const std::string name = n.as_string();
+        if (name == "auto") return;
+        const auto algorithm = parse_algorithm(name);
+        if (!algorithm || !allowed(*algorithm)) n.fail("must be " + range + ", got '" + name + "'");
+        field(job) = algorithm;
+      },
+      [field](const JobSpec& job) -> std::optional<YAML::Node> {
+        const auto& a = field(const_cast<JobSpec&>(job));
+        return yaml_text(a ? std::string(algorithm_name(*a)) : std::string("auto"));
+      });
+}
+
+std::vector<JobParam> communication_params() {
+  return {
+      P::section({.key = "communication", .help = "payload formats and algorithms"}),
+      P::custom({.key = "communication.embedding_dtype", .type = "name",
+                 .range = dtype_names().choices(), .default_text = "the model's precision.communication",
+                 .help = "embedding all-to-all payload"},
+                [](const ConfigNode& n, JobSpec& job) {
+                  job.embedding_communication = n.as_enum(dtype_names());
+                },
+                [](const JobSpec& job) { return optional_dtype(job.embedding_communication); }),
+      P::choice({.key = "communication.embedding_sync_dtype",
+                 .help = "payload of the embedding-gradient all-reduces (2D replicas, hot rows)"},
+                dtype_names(), [](auto& s) -> auto& { return s.embedding_sync; }),
+      algorithm_param("communication.all_reduce", "auto, " + algorithm_names().choices(),
+                      "dense gradient all-reduce algorithm; auto: NCCL's choice",
+                      [](JobSpec& j) -> std::optional<Algorithm>& { return j.all_reduce_algorithm; },
+                      [](Algorithm) { return true; }),
+      algorithm_param("communication.all_to_all", "auto, direct or 2d",
+                      "auto: through the peer on the destination's rail across NVSwitch nodes (as "
+                      "NCCL's PXN), else direct",
+                      [](JobSpec& j) -> std::optional<Algorithm>& { return j.all_to_all_algorithm; },
+                      [](Algorithm a) { return a == Algorithm::kDirect || a == Algorithm::kTwoD; }),
+  };
+}
+
+std::vector<JobParam> overlap_params() {
+  return {
+      P::section({.key = "overlap",
+                  .help = "for a dense model these replace its gradient_all_reduce settings"}),
+      P::custom({.key = "overlap.gradient_all_reduce", .type = "flag",
+                 .default_text = "true (dense: the model's)",
+                 .help = "all-reduce dense gradient buckets during backward"},
+                [](const ConfigNode& n, JobSpec& job) { job.overlap_gradient_all_reduce = n.as_bool(); },
+                [](const JobSpec& job) -> std::optional<YAML::Node> {
+                  if (!job.overlap_gradient_all_reduce) return std::nullopt;
+                  return yaml_flag(*job.overlap_gradient_all_reduce);
+                }),
+      P::whole({.key = "overlap.buckets", .default_text = "2 (dense: the model's)",
+                .help = "buckets of the top part's backward (the bottom MLP adds one); for a dense "
+                        "model, its equal gradient buckets"},
+               [](auto& s) -> auto& { return s.gradient_buckets; }, 1, 1024),
+  };
+}
+
+ParamTable<JobSpec> make_job_params() {
+  std::vector<JobParam> params = name_params<JobSpec>("job");
+  const auto add = [&params](std::vector<JobParam> more) {
+    for (JobParam& p : more) params.push_back(std::move(p));
+  };
+  params.push_back(P::text({.key = "cluster", .default_text = "--cluster",
+                            .help = "default cluster file (relative: current directory, then the "
+                                    "source tree)"},
+                           [](auto& s) -> auto& { return s.cluster; }));
+  params.push_back(P::text({.key = "model", .default_text = "--model",
+                            .help = "default model file (relative: current directory, then the "
+                                    "source tree)"},
+                           [](auto& s) -> auto& { return s.model; }));
+  add(batch_params());
+  add(sharding_params());
+  add(communication_params());
+  add(overlap_params());
+  add(dataloader_params<JobSpec>([](auto& s) -> auto& { return s.dataloader; }));
+  add(checkpoint_params<JobSpec>([](auto& s) -> auto& { return s.checkpoint; }));
+  params.push_back(P::custom(
+      {.key = "target_quality", .type = "number", .default_text = "the model's convergence.target",
+       .help = "time-to-quality target"},
+      [](const ConfigNode& n, JobSpec& job) {
+        job.target_quality = n.as_number();
+        job.target_location = n.location();
+      },
+      [](const JobSpec& job) -> std::optional<YAML::Node> {
+        if (!job.target_quality) return std::nullopt;
+        return yaml_text(format_plain(*job.target_quality));
+      }));
+  return ParamTable<JobSpec>("Job (configs/jobs/*.yaml)", std::move(params), JobSpec{});
+}
+
+const ParamTable<JobSpec>& job_params() {
+  static const ParamTable<JobSpec> table = make_job_params();
+  return table;
+}
+
+}  // namespace
+
+ParamTableDoc job_param_doc() { return job_params().doc(); }
+
 JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
   const ConfigNode root = ConfigNode::load_file(path, settings);
-  MapReader map(root);
   JobSpec job;
   job.source_file = path;
-  job.name = map.required("name").as_string();
-  if (auto d = map.optional("description")) job.description = d->as_string();
-  if (auto c = map.optional("cluster")) job.cluster = c->as_string();
-  if (auto m = map.optional("model")) job.model = m->as_string();
-  const auto per_gpu = map.optional("batch_per_gpu");
-  const auto global = map.optional("global_batch");
-  if (per_gpu && global) global->fail("give batch_per_gpu or global_batch, not both");
-  if (!per_gpu && !global) map.fail_missing("batch_per_gpu", "or global_batch");
-  if (per_gpu) {
-    job.batch_per_gpu = static_cast<double>(per_gpu->positive_integer());
-    job.batch_location = per_gpu->location();
-  } else {
-    job.global_batch = static_cast<double>(global->positive_integer());
-    job.batch_location = global->location();
-  }
-  if (auto sharding = map.optional("sharding")) {
-    job.sharding_location = sharding->location();
-    MapReader s(*sharding);
-    if (auto strategy = s.optional("strategy")) {
-      job.sharding = strategy->as_string();
-      if (job.sharding != "greedy" && job.sharding != "plan" && !parse_strategy(job.sharding)) {
-        strategy->fail("must be greedy, plan, " + strategy_names().choices() + ", got '" +
-                       job.sharding + "'");
-      }
-    }
-    if (auto group = s.optional("group")) {
-      const std::string g = group->as_string();
-      if (g == "all") {
-        job.group = ShardingGroup::world();
-      } else if (g == "node") {
-        job.group = ShardingGroup::node();
-      } else {
-        job.group = ShardingGroup::of(static_cast<int>(group->positive_integer()));
-      }
-    }
-    if (auto hot = s.optional("hot_rows")) {
-      job.hot_rows = hot->as_number();
-      if (job.hot_rows < 0) hot->fail("must not be negative");
-    }
-    if (auto plan = s.optional("plan")) {
-      for (const ConfigNode& item : plan->items()) {
-        MapReader p(item);
-        PlannedTable t;
-        t.location = item.location();
-        t.table = p.required("table").as_string();
-        const ConfigNode strategy = p.required("strategy");
-        const auto parsed = parse_strategy(strategy.as_string());
-        if (!parsed) strategy.fail("unknown strategy '" + strategy.as_string() + "'");
-        t.strategy = *parsed;
-        if (auto gpus = p.optional("gpus")) {
-          for (const ConfigNode& g : gpus->items()) {
-            const std::int64_t id = g.as_integer();
-            if (id < 0) g.fail("GPU ids start at 0");
-            t.gpus.push_back(static_cast<int>(id));
-          }
-        }
-        if (auto hot = p.optional("hot_rows")) t.hot_rows = hot->as_number();
-        p.finish();
-        job.plan.push_back(t);
-      }
-    } else if (job.sharding == "plan") {
-      s.fail_missing("plan", "strategy: plan lists the tables");
-    }
-    s.finish();
-  }
-  if (auto comm = map.optional("communication")) {
-    MapReader c(*comm);
-    if (auto e = c.optional("embedding_dtype")) job.embedding_communication = parse_dtype_node(*e);
-    if (auto e = c.optional("embedding_sync_dtype")) job.embedding_sync = parse_dtype_node(*e);
-    if (auto a = c.optional("all_reduce")) {
-      if (a->as_string() != "auto") {
-        job.all_reduce_algorithm = parse_algorithm(a->as_string());
-        if (!job.all_reduce_algorithm) a->fail("unknown algorithm '" + a->as_string() + "'");
-      }
-    }
-    if (auto a = c.optional("all_to_all")) {
-      if (a->as_string() != "auto") {
-        job.all_to_all_algorithm = parse_algorithm(a->as_string());
-        if (job.all_to_all_algorithm != Algorithm::kDirect &&
-            job.all_to_all_algorithm != Algorithm::kTwoD) {
-          a->fail("must be auto, direct or 2d, got '" + a->as_string() + "'");
-        }
-      }
-    }
-    c.finish();
-  }
-  if (auto overlap = map.optional("overlap")) {
-    MapReader o(*overlap);
-    if (auto g = o.optional("gradient_all_reduce")) job.overlap_gradient_all_reduce = g->as_bool();
-    if (auto b = o.optional("buckets")) {
-      job.gradient_buckets = static_cast<int>(b->positive_integer());
-      if (*job.gradient_buckets > 1024) b->fail("at most 1024 buckets");
-    }
-    o.finish();
-  }
-  if (auto d = map.optional("dataloader")) job.dataloader = parse_dataloader(*d);
-  if (auto c = map.optional("checkpoint")) job.checkpoint = parse_checkpoint(*c);
-  if (auto t = map.optional("target_quality")) {
-    job.target_quality = t->as_number();
-    job.target_location = t->location();
-  }
-  map.finish();
+  job_params().read(root, job);
   return job;
+}
+
+void write_job_yaml(std::ostream& stream, const JobSpec& job,
+                    const std::vector<std::string>& header) {
+  YAML::Emitter out;
+  job_params().write(out, job);
+  for (const std::string& line : header) stream << "# " << line << "\n";
+  stream << out.c_str() << "\n";
 }
 
 std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
                                const RecsysModelSpec& model,
                                const std::vector<std::string>& header) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << job.name + "-planned";
-  if (!job.cluster.empty()) out << YAML::Key << "cluster" << YAML::Value << job.cluster;
-  if (!job.model.empty()) out << YAML::Key << "model" << YAML::Value << job.model;
-  if (job.batch_per_gpu)
-    out << YAML::Key << "batch_per_gpu" << YAML::Value
-        << static_cast<long long>(*job.batch_per_gpu);
-  if (job.global_batch)
-    out << YAML::Key << "global_batch" << YAML::Value << static_cast<long long>(*job.global_batch);
-  out << YAML::Key << "sharding" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "strategy" << YAML::Value << "plan";
-  out << YAML::Key << "group" << YAML::Value << plan.group_size;
-  out << YAML::Key << "plan" << YAML::Value << YAML::BeginSeq;
+  JobSpec planned = job;
+  planned.name += "-planned";
+  planned.description.clear();  // the job's own describes its sharding, not this plan
+  planned.sharding = "plan";
+  planned.group = ShardingGroup::of(plan.group_size);
+  planned.hot_rows = 0;  // each table's own, below
+  planned.plan.clear();
   for (std::size_t i = 0; i < plan.tables.size(); ++i) {
     const TablePlacement& p = plan.tables[i];
-    out << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "table" << YAML::Value << model.tables[i].name;
-    out << YAML::Key << "strategy" << YAML::Value << std::string(strategy_name(p.strategy));
-    out << YAML::Key << "gpus" << YAML::Value << YAML::Flow << p.ranks;
-    if (p.hot_rows > 0) out << YAML::Key << "hot_rows" << YAML::Value << p.hot_rows;
-    out << YAML::EndMap;
+    PlannedTable t;
+    t.table = model.tables[i].name;
+    t.strategy = p.strategy;
+    t.gpus = p.ranks;
+    if (p.hot_rows > 0) t.hot_rows = p.hot_rows;
+    planned.plan.push_back(t);
   }
-  out << YAML::EndSeq << YAML::EndMap;
-  const bool sync_set = job.embedding_sync != Dtype::kFp32;
-  if (job.embedding_communication || sync_set || job.all_reduce_algorithm ||
-      job.all_to_all_algorithm) {
-    out << YAML::Key << "communication" << YAML::Value << YAML::BeginMap;
-    if (job.embedding_communication) {
-      out << YAML::Key << "embedding_dtype" << YAML::Value
-          << std::string(dtype_name(*job.embedding_communication));
-    }
-    if (sync_set) {
-      out << YAML::Key << "embedding_sync_dtype" << YAML::Value
-          << std::string(dtype_name(job.embedding_sync));
-    }
-    if (job.all_reduce_algorithm) {
-      out << YAML::Key << "all_reduce" << YAML::Value
-          << std::string(algorithm_name(*job.all_reduce_algorithm));
-    }
-    if (job.all_to_all_algorithm) {
-      out << YAML::Key << "all_to_all" << YAML::Value
-          << std::string(algorithm_name(*job.all_to_all_algorithm));
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::Key << "overlap" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "gradient_all_reduce" << YAML::Value << job.overlaps_gradient_all_reduce();
-  out << YAML::Key << "buckets" << YAML::Value << job.gradient_bucket_count();
-  out << YAML::EndMap;
-  auto seconds = [](double s) {
-    std::ostringstream text;
-    text.precision(9);
-    text << s << " s";
-    return text.str();
-  };
-  if (job.dataloader.configured) {
-    const DataloaderSpec& d = job.dataloader;
-    out << YAML::Key << "dataloader" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "workers_per_gpu" << YAML::Value << d.workers_per_gpu;
-    out << YAML::Key << "prefetch_batches" << YAML::Value << d.prefetch_batches;
-    out << YAML::Key << "preprocess_time_per_example" << YAML::Value
-        << seconds(d.preprocess_seconds_per_example);
-    if (d.preprocess_jitter > 0) {
-      out << YAML::Key << "preprocess_jitter" << YAML::Value << d.preprocess_jitter;
-    }
-    if (d.bytes_per_example) {
-      out << YAML::Key << "bytes_per_example" << YAML::Value << *d.bytes_per_example;
-    }
-    out << YAML::EndMap;
-  }
-  if (job.checkpoint.configured) {
-    const CheckpointSpec& c = job.checkpoint;
-    out << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "mode" << YAML::Value << (c.async ? "async" : "sync");
-    out << YAML::Key << "interval" << YAML::Value
-        << (c.interval_seconds ? seconds(*c.interval_seconds) : std::string("optimal"));
-    if (c.bytes) out << YAML::Key << "bytes" << YAML::Value << *c.bytes;
-    out << YAML::EndMap;
-  }
-  if (job.target_quality)
-    out << YAML::Key << "target_quality" << YAML::Value << *job.target_quality;
-  out << YAML::EndMap;
   std::ostringstream text;
-  for (const std::string& line : header) text << "# " << line << "\n";
-  text << out.c_str() << "\n";
+  write_job_yaml(text, planned, header);
   return text.str();
 }
 

@@ -3,22 +3,17 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "models/config/cluster_config.h"
 #include "models/config/config_node.h"
 #include "models/config/model_config.h"
-#include "models/config/runtime_config.h"
+#include "models/config/param_table.h"
+#include "models/config/runtime_params.h"
 
 namespace trainsim::models {
 
 namespace {
-
-std::vector<int> positive_list(const ConfigNode& node) {
-  std::vector<int> out;
-  for (const ConfigNode& item : node.items())
-    out.push_back(static_cast<int>(item.positive_integer()));
-  return out;
-}
 
 OptimizerSpec parse_optimizer(const ConfigNode& node) {
   OptimizerSpec o;
@@ -79,7 +74,7 @@ std::vector<double> read_histogram(const ConfigNode& at, const std::string& path
 
 }  // namespace
 
-AccessDistribution parse_access(const ConfigNode& node, double rows) {
+AccessDistribution parse_access(const ConfigNode& node, double rows, std::string* file_out) {
   MapReader map(node);
   const ConfigNode distribution = map.required("distribution");
   const std::string kind = distribution.as_string();
@@ -97,6 +92,7 @@ AccessDistribution parse_access(const ConfigNode& node, double rows) {
     if (!file) map.fail_missing("file", "a histogram distribution needs its file");
     const std::filesystem::path base = std::filesystem::path(node.file()).parent_path();
     const std::filesystem::path p = base / file->as_string();
+    if (file_out) *file_out = std::filesystem::absolute(p).lexically_normal().string();
     double other = 0.0;
     std::vector<double> counts = read_histogram(*file, p.string(), other);
     if (static_cast<double>(counts.size()) > rows) file->fail("lists more rows than the table has");
@@ -109,17 +105,19 @@ AccessDistribution parse_access(const ConfigNode& node, double rows) {
   return out;
 }
 
-RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
-  MapReader map(root);
-  RecsysModelSpec m;
-  m.source_file = root.file();
-  m.name = map.required("name").as_string();
-  map.required("kind");
-  if (auto d = map.optional("description")) m.description = d->as_string();
-  m.dense_features = static_cast<int>(map.required("dense_features").as_integer());
-  if (m.dense_features < 0) root.fail("dense_features must not be negative");
+namespace {
 
-  const ConfigNode embedding = map.required("embedding");
+using P = Params<RecsysModelSpec>;
+using RecsysParam = Param<RecsysModelSpec>;
+
+RecsysParam required(RecsysParam p, std::string why = "") {
+  p.required = true;
+  p.why = std::move(why);
+  return p;
+}
+
+// embedding.tables, each with the defaults of embedding.dim, .dtype and .access.
+void read_tables(const ConfigNode& embedding, RecsysModelSpec& m) {
   MapReader emb(embedding);
   const auto default_dim = emb.optional("dim");
   const auto default_dtype = emb.optional("dtype");
@@ -130,28 +128,22 @@ RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
     EmbeddingTableSpec table;
     table.location = item.location();
     table.name = t.required("name").as_string();
-    const ConfigNode rows = t.required("rows");
-    table.rows = static_cast<double>(rows.positive_integer());
+    table.rows = static_cast<double>(t.required("rows").positive_integer());
     const auto dim = t.optional("dim");
     if (!dim && !default_dim) t.fail_missing("dim", "no embedding.dim default either");
     table.dim = static_cast<int>((dim ? *dim : *default_dim).positive_integer());
     const auto dtype = t.optional("dtype");
-    table.dtype = dtype           ? parse_dtype_node(*dtype)
-                  : default_dtype ? parse_dtype_node(*default_dtype)
+    table.dtype = dtype           ? dtype->as_enum(dtype_names())
+                  : default_dtype ? default_dtype->as_enum(dtype_names())
                                   : Dtype::kFp32;
     const auto pooling = t.optional("pooling");
     if (!pooling) t.fail_missing("pooling", "ids per sample");
     table.pooling = pooling->as_number();
     if (!(table.pooling > 0)) pooling->fail("must be positive, got " + pooling->as_string());
     if (auto seq = t.optional("sequence")) table.sequence = seq->as_bool();
-    const auto access = t.optional("access");
-    if (access) {
-      table.access = parse_access(*access, table.rows);
-    } else if (default_access) {
-      table.access = parse_access(*default_access, table.rows);
-    } else {
-      table.access = AccessDistribution::uniform(table.rows);
-    }
+    const auto access = t.optional("access") ? t.optional("access") : default_access;
+    table.access = access ? parse_access(*access, table.rows, &table.access_file)
+                          : AccessDistribution::uniform(table.rows);
     t.finish();
     for (const auto& other : m.tables) {
       if (other.name == table.name) item.fail("duplicate table name '" + table.name + "'");
@@ -159,71 +151,253 @@ RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
     m.tables.push_back(std::move(table));
   }
   if (m.tables.empty()) tables.fail("needs at least one table");
-  emb.finish();
+}
 
-  if (auto bottom = map.optional("bottom_mlp")) m.bottom_mlp = positive_list(*bottom);
-  if (auto interaction = map.optional("interaction")) {
-    MapReader i(*interaction);
-    m.interaction = i.required("type").as_enum(interaction_names());
-    const auto layers = i.optional("layers");
-    const auto rank = i.optional("low_rank");
-    const bool dcn = m.interaction == InteractionKind::kDcnV2;
-    if (dcn) {
-      if (!layers) i.fail_missing("layers", "DCNv2 cross layers");
-      if (!rank) i.fail_missing("low_rank", "DCNv2 low rank");
-      m.cross_layers = static_cast<int>(layers->positive_integer());
-      m.low_rank = static_cast<int>(rank->positive_integer());
-    }
-    if (!dcn && (layers || rank))
-      (layers ? *layers : *rank).fail("applies only to type: dcnv2");
-    i.finish();
+YAML::Node access_yaml(const EmbeddingTableSpec& t) {
+  YAML::Node access(YAML::NodeType::Map);
+  access.SetStyle(YAML::EmitterStyle::Flow);
+  access["distribution"] = yaml_text(std::string(t.access.kind_name()));
+  if (t.access.kind_name() == "zipf") access["alpha"] = yaml_text(format_plain(t.access.alpha()));
+  if (t.access.kind_name() == "histogram") access["file"] = yaml_text(t.access_file);
+  return access;
+}
+
+std::vector<RecsysParam> embedding_params() {
+  RecsysParam section = required(P::section({.key = "embedding", .help = "the embedding tables"}));
+  section.read = read_tables;
+  RecsysParam tables = P::custom(
+      {.key = "embedding.tables", .type = "list of tables", .default_text = "required",
+       .help = "at least one; names unique"},
+      nullptr, [](const RecsysModelSpec& m) -> std::optional<YAML::Node> {
+        YAML::Node list(YAML::NodeType::Sequence);
+        for (const EmbeddingTableSpec& t : m.tables) {
+          YAML::Node table(YAML::NodeType::Map);
+          table.SetStyle(YAML::EmitterStyle::Flow);
+          table["name"] = yaml_text(t.name);
+          table["rows"] = yaml_text(format_whole(t.rows));
+          table["dim"] = yaml_text(std::to_string(t.dim));
+          table["dtype"] = yaml_text(std::string(dtype_name(t.dtype)));
+          table["pooling"] = yaml_text(format_plain(t.pooling));
+          if (t.sequence) table["sequence"] = yaml_flag(true);
+          table["access"] = access_yaml(t);
+          list.push_back(table);
+        }
+        return list;
+      });
+  const std::string dtypes = dtype_names().choices();
+  const std::string access_help =
+      "{distribution: uniform}, {distribution: zipf, alpha: A} (A >= 0; row k has probability "
+      "proportional to k^-A), or {distribution: histogram, file: F}: one access count per line "
+      "for rows 1, 2, ... (hottest first), optionally a line 'other C' for the remaining rows "
+      "together; # starts a comment; F is relative to the model file";
+  return {
+      section,
+      P::item({.key = "embedding.dim", .type = "whole number", .range = "> 0",
+               .default_text = "none", .help = "default dim of every table"}),
+      P::item({.key = "embedding.dtype", .type = "name", .range = dtypes, .default_text = "fp32",
+               .help = "default storage format of every table"}),
+      P::item({.key = "embedding.access", .type = "map", .default_text = "{distribution: uniform}",
+               .help = "default access distribution of every table: " + access_help}),
+      tables,
+      P::item({.key = "embedding.tables[].name", .type = "text", .default_text = "required",
+               .help = "the table's name"}),
+      P::item({.key = "embedding.tables[].rows", .type = "whole number", .range = "> 0",
+               .default_text = "required", .help = "rows of the table"}),
+      P::item({.key = "embedding.tables[].dim", .type = "whole number", .range = "> 0",
+               .default_text = "embedding.dim", .help = "width of a row"}),
+      P::item({.key = "embedding.tables[].dtype", .type = "name", .range = dtypes,
+               .default_text = "embedding.dtype", .help = "storage format of a row"}),
+      P::item({.key = "embedding.tables[].pooling", .type = "number", .range = "> 0",
+               .default_text = "required",
+               .help = "ids per sample: pooling factor or multi-hot size"}),
+      P::item({.key = "embedding.tables[].sequence", .type = "flag", .default_text = "false",
+               .help = "the ids form a sequence (one row per id, not pooled); set for the "
+                       "transformer's sequence_table"}),
+      P::item({.key = "embedding.tables[].access", .type = "map",
+               .default_text = "embedding.access", .help = access_help}),
+  };
+}
+
+RecsysParam layer_list(std::string key, std::string help,
+                       std::vector<int>& (*field)(RecsysModelSpec&)) {
+  return P::custom(
+      {.key = std::move(key), .type = "list of whole numbers", .range = "> 0",
+       .default_text = "none", .help = std::move(help)},
+      [field](const ConfigNode& n, RecsysModelSpec& m) {
+        std::vector<int>& widths = field(m);
+        widths.clear();
+        for (const ConfigNode& item : n.items()) {
+          widths.push_back(static_cast<int>(item.positive_integer()));
+        }
+      },
+      [field](const RecsysModelSpec& m) -> std::optional<YAML::Node> {
+        const std::vector<int>& widths = field(const_cast<RecsysModelSpec&>(m));
+        if (widths.empty()) return std::nullopt;
+        return yaml_flow_list(widths);
+      });
+}
+
+std::vector<RecsysParam> interaction_params() {
+  const auto dcn = [](const RecsysModelSpec& m) { return m.interaction == InteractionKind::kDcnV2; };
+  RecsysParam layers = required(P::whole({.key = "interaction.layers", .help = "DCNv2 cross layers"},
+                                         [](auto& s) -> auto& { return s.cross_layers; }),
+                                "DCNv2 cross layers");
+  RecsysParam rank = required(
+      P::whole({.key = "interaction.low_rank",
+                .help = "DCNv2 low rank: each cross layer is a down and an up projection"},
+               [](auto& s) -> auto& { return s.low_rank; }),
+      "DCNv2 low rank");
+  for (RecsysParam* p : {&layers, &rank}) {
+    p->applies = dcn;
+    p->doc.applies = "type: dcnv2";
   }
-  if (auto top = map.optional("top_mlp")) m.top_mlp = positive_list(*top);
-  if (auto transformer = map.optional("transformer")) {
-    MapReader t(*transformer);
-    TransformerSpec spec;
-    spec.layers = static_cast<int>(t.required("layers").positive_integer());
-    spec.d_model = static_cast<int>(t.required("d_model").positive_integer());
-    spec.heads = static_cast<int>(t.required("heads").positive_integer());
-    spec.ffn = static_cast<int>(t.required("ffn").positive_integer());
-    const ConfigNode table = t.required("sequence_table");
-    const std::string name = table.as_string();
-    const EmbeddingTableSpec* found = nullptr;
-    for (auto& e : m.tables) {
-      if (e.name == name) {
-        e.sequence = true;
-        found = &e;
-      }
-    }
-    if (!found) table.fail("no table named '" + name + "'");
-    if (found->dim != spec.d_model)
-      table.fail("table '" + name + "' has dim " + std::to_string(found->dim) +
-                 ", the transformer d_model " + std::to_string(spec.d_model));
-    spec.sequence_length = static_cast<int>(found->pooling);
-    t.finish();
-    m.transformer = spec;
+  return {
+      P::section({.key = "interaction", .help = "how the feature vectors meet"}),
+      required(P::choice({.key = "interaction.type",
+                          .help = "dot: pairwise dot products of the feature vectors; dcnv2: "
+                                  "cross layers; concat: concatenation"},
+                         interaction_names(), [](auto& s) -> auto& { return s.interaction; })),
+      layers,
+      rank,
+  };
+}
+
+std::vector<RecsysParam> transformer_params() {
+  RecsysParam section = P::section(
+      {.key = "transformer", .help = "blocks over the ids of sequence_table (a foundation-style "
+                                     "model over user history)"});
+  section.read = [](const ConfigNode&, RecsysModelSpec& m) { m.transformer = TransformerSpec{}; };
+  section.written = [](const RecsysModelSpec& m) { return m.transformer.has_value(); };
+  RecsysParam table = required(P::custom(
+      {.key = "transformer.sequence_table", .type = "text",
+       .help = "the table whose ids form the sequence: its pooling is the sequence length, its dim "
+               "must equal d_model"},
+      [](const ConfigNode& n, RecsysModelSpec& m) {
+        const std::string name = n.as_string();
+        EmbeddingTableSpec* found = nullptr;
+        for (auto& e : m.tables) {
+          if (e.name == name) found = &e;
+        }
+        if (!found) n.fail("no table named '" + name + "'");
+        found->sequence = true;
+        if (found->dim != m.transformer->d_model) {
+          n.fail("table '" + name + "' has dim " + std::to_string(found->dim) +
+                 ", the transformer d_model " + std::to_string(m.transformer->d_model));
+        }
+        m.transformer->sequence_length = static_cast<int>(found->pooling);
+        m.transformer->sequence_table = name;
+      },
+      [](const RecsysModelSpec& m) -> std::optional<YAML::Node> {
+        return yaml_text(m.transformer->sequence_table);
+      }));
+  std::vector<RecsysParam> out = {section};
+  for (auto [key, help, field] :
+       {std::tuple{"transformer.layers", "transformer blocks", &TransformerSpec::layers},
+        std::tuple{"transformer.d_model", "model width", &TransformerSpec::d_model},
+        std::tuple{"transformer.heads", "attention heads", &TransformerSpec::heads},
+        std::tuple{"transformer.ffn", "feed-forward width", &TransformerSpec::ffn}}) {
+    RecsysParam p = required(P::whole({.key = key, .default_text = "required", .help = help},
+                                      [field](auto& s) -> auto& { return (*s.transformer).*field; }));
+    out.push_back(std::move(p));
   }
-  if (auto optimizer = map.optional("optimizer")) {
-    MapReader o(*optimizer);
-    if (auto e = o.optional("embedding")) m.embedding_optimizer = parse_optimizer(*e);
-    if (auto d = o.optional("dense")) m.dense_optimizer = parse_optimizer(*d);
-    o.finish();
-  }
-  if (auto precision = map.optional("precision")) {
-    MapReader p(*precision);
-    if (auto c = p.optional("compute")) {
-      m.compute_dtype = parse_dtype_node(*c);
-      m.compute_dtype_location = c->location();
-    }
-    if (auto c = p.optional("communication")) m.communication_dtype = parse_dtype_node(*c);
-    if (auto c = p.optional("gradient")) m.gradient_dtype = parse_dtype_node(*c);
-    p.finish();
-  }
-  if (m.compute_dtype_location.file.empty()) m.compute_dtype_location = root.location();
-  if (auto d = map.optional("dataset")) m.dataset = parse_dataset(*d);
-  if (auto c = map.optional("convergence")) m.convergence = parse_convergence(*c);
-  map.finish();
+  out.push_back(table);
+  return out;
+}
+
+RecsysParam optimizer_param(std::string key, std::string what, OptimizerSpec& (*field)(RecsysModelSpec&)) {
+  return P::custom(
+      {.key = std::move(key), .type = "name or {type, state_bytes_per_parameter}",
+       .range = optimizer_names().choices(), .default_text = "sgd",
+       .help = "optimizer of the " + what + " parameters: sgd, adagrad or adam (0, 4 or 8 bytes "
+               "of state per parameter), or {type: ..., state_bytes_per_parameter: B} (e.g. "
+               "row-wise Adagrad: 4 / dim)"},
+      [field](const ConfigNode& n, RecsysModelSpec& m) { field(m) = parse_optimizer(n); },
+      [field](const RecsysModelSpec& m) -> std::optional<YAML::Node> {
+        const OptimizerSpec& o = field(const_cast<RecsysModelSpec&>(m));
+        YAML::Node node(YAML::NodeType::Map);
+        node.SetStyle(YAML::EmitterStyle::Flow);
+        node["type"] = yaml_text(std::string(optimizer_names().name(o.kind)));
+        node["state_bytes_per_parameter"] = yaml_text(format_plain(o.state_bytes_per_parameter));
+        return node;
+      });
+}
+
+std::vector<RecsysParam> precision_params() {
+  RecsysParam compute = P::choice(
+      {.key = "precision.compute",
+       .help = "format of the dense GEMMs; the cluster's GPU must list a peak for it"},
+      dtype_names(), [](auto& s) -> auto& { return s.compute_dtype; });
+  const auto read_compute = compute.read;
+  compute.read = [read_compute](const ConfigNode& n, RecsysModelSpec& m) {
+    read_compute(n, m);
+    m.compute_dtype_location = n.location();
+  };
+  return {
+      P::section({.key = "precision", .help = "number formats"}),
+      compute,
+      P::choice({.key = "precision.communication",
+                 .help = "embedding all-to-all payload (below fp32: quantized all-to-all)"},
+                dtype_names(), [](auto& s) -> auto& { return s.communication_dtype; }),
+      P::choice({.key = "precision.gradient", .help = "dense gradient all-reduce payload"},
+                dtype_names(), [](auto& s) -> auto& { return s.gradient_dtype; }),
+  };
+}
+
+ParamTable<RecsysModelSpec> make_recsys_params() {
+  std::vector<RecsysParam> params = name_params<RecsysModelSpec>("model");
+  const auto add = [&params](std::vector<RecsysParam> more) {
+    for (RecsysParam& p : more) params.push_back(std::move(p));
+  };
+  params.push_back(required(P::custom(
+      {.key = "kind", .type = "name", .range = "recsys", .help = "recsys for this table"}, nullptr,
+      [](const RecsysModelSpec&) -> std::optional<YAML::Node> { return yaml_text("recsys"); })));
+  params.push_back(required(P::whole({.key = "dense_features",
+                                      .help = "dense (non-embedding) inputs per example"},
+                                     [](auto& s) -> auto& { return s.dense_features; }, 0)));
+  add(embedding_params());
+  params.push_back(layer_list("bottom_mlp", "widths of the layers on the dense features, e.g. [512, 256, 128]",
+                              [](RecsysModelSpec& m) -> std::vector<int>& { return m.bottom_mlp; }));
+  add(interaction_params());
+  params.push_back(layer_list("top_mlp", "widths of the layers after the interaction",
+                              [](RecsysModelSpec& m) -> std::vector<int>& { return m.top_mlp; }));
+  add(transformer_params());
+  params.push_back(P::section({.key = "optimizer", .help = "optimizers and their state"}));
+  params.push_back(optimizer_param("optimizer.embedding", "embedding",
+                                   [](RecsysModelSpec& m) -> OptimizerSpec& { return m.embedding_optimizer; }));
+  params.push_back(optimizer_param("optimizer.dense", "dense",
+                                   [](RecsysModelSpec& m) -> OptimizerSpec& { return m.dense_optimizer; }));
+  add(precision_params());
+  add(dataset_params<RecsysModelSpec>([](auto& s) -> auto& { return s.dataset; }));
+  add(convergence_params<RecsysModelSpec>([](auto& s) -> auto& { return s.convergence; }));
+  return ParamTable<RecsysModelSpec>("Recommender model (configs/models/*.yaml with kind: recsys)",
+                                     std::move(params), RecsysModelSpec{});
+}
+
+const ParamTable<RecsysModelSpec>& recsys_params() {
+  static const ParamTable<RecsysModelSpec> table = make_recsys_params();
+  return table;
+}
+
+}  // namespace
+
+ParamTableDoc recsys_model_param_doc() { return recsys_params().doc(); }
+
+RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
+  RecsysModelSpec m;
+  m.source_file = root.file();
+  m.compute_dtype_location = root.location();
+  recsys_params().read(root, m);
   return m;
+}
+
+void write_model_yaml(std::ostream& stream, const ModelSpec& model) {
+  if (const auto* dense = std::get_if<DenseModelSpec>(&model)) {
+    write_dense_model_yaml(stream, *dense);
+    return;
+  }
+  YAML::Emitter out;
+  recsys_params().write(out, std::get<RecsysModelSpec>(model));
+  stream << out.c_str() << "\n";
 }
 
 ModelSpec load_model_spec(const std::string& path, const std::vector<YamlSetting>& settings) {

@@ -67,4 +67,17 @@ void check_scenario(const Scenario& scenario, const std::vector<int>& nodes) {
   });
 }
 
+void write_resolved_scenario(std::ostream& out, const Scenario& scenario,
+                             const std::vector<std::string>& header) {
+  for (const std::string& line : header) out << "# " << line << "\n";
+  out << "--- # cluster, from " << scenario.cluster.source_file << "\n";
+  write_cluster_yaml(out, scenario.cluster, {});
+  out << "--- # model, from " << model_source_file(scenario.workload.model) << "\n";
+  write_model_yaml(out, scenario.workload.model);
+  if (scenario.workload.job) {
+    out << "--- # job, from " << scenario.workload.job->source_file << "\n";
+    write_job_yaml(out, *scenario.workload.job);
+  }
+}
+
 }  // namespace trainsim::models

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -64,5 +65,11 @@ Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverr
 // without a job or a node count beyond the cluster's; ConfigError for a compute format the GPU
 // lacks (at the model's key, or at the override that set it).
 void check_scenario(const Scenario& scenario, const std::vector<int>& nodes);
+
+// The scenario as YAML documents, every key with its default filled in and the settings applied:
+// the cluster, the model and the job (if any), each of which loads back as a file of its kind.
+// `header` lines come first, as comments.
+void write_resolved_scenario(std::ostream& out, const Scenario& scenario,
+                             const std::vector<std::string>& header);
 
 }  // namespace trainsim::models

@@ -204,6 +204,18 @@ std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double l
   return unique;
 }
 
+std::string_view AccessDistribution::kind_name() const {
+  switch (kind_) {
+    case Kind::kUniform:
+      return "uniform";
+    case Kind::kZipf:
+      return "zipf";
+    case Kind::kHistogram:
+      return "histogram";
+  }
+  return "uniform";
+}
+
 std::string AccessDistribution::describe() const {
   char buffer[96];
   switch (kind_) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,9 @@ class AccessDistribution {
   static int shard_of(double rank, int shards, std::uint64_t salt);
 
   std::string describe() const;
+  // How it was given: "uniform", "zipf" (with alpha()) or "histogram".
+  std::string_view kind_name() const;
+  double alpha() const { return alpha_; }
 
  private:
   enum class Kind { kUniform, kZipf, kHistogram };

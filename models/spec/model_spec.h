@@ -14,5 +14,8 @@ using ModelSpec = std::variant<DenseModelSpec, RecsysModelSpec>;
 inline const std::string& model_name(const ModelSpec& model) {
   return std::visit([](const auto& m) -> const std::string& { return m.name; }, model);
 }
+inline const std::string& model_source_file(const ModelSpec& model) {
+  return std::visit([](const auto& m) -> const std::string& { return m.source_file; }, model);
+}
 
 }  // namespace trainsim::models

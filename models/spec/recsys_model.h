@@ -24,6 +24,7 @@ struct EmbeddingTableSpec {
   double pooling = 1;          // ids per sample (pooling factor / multi-hot size)
   bool sequence = false;       // ids form a sequence (not pooled), fed to the transformer
   AccessDistribution access = AccessDistribution::uniform(1);
+  std::string access_file;  // a histogram's file, as the model file's directory resolves it
   SourceLocation location;
 
   double row_bytes() const { return dim * dtype_bytes(dtype); }
@@ -39,6 +40,7 @@ struct TransformerSpec {
   int heads = 1;
   int ffn = 0;
   int sequence_length = 0;  // tokens per example (the sequence table's pooling)
+  std::string sequence_table;
 };
 
 enum class OptimizerKind { kSgd, kAdagrad, kAdam };
