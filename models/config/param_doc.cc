@@ -6,11 +6,12 @@
 #include "models/config/job_config.h"
 #include "models/config/model_config.h"
 #include "models/config/recsys_config.h"
+#include "models/config/sweep_config.h"
 
 namespace trainsim::models {
 
 const std::vector<std::string>& config_topics() {
-  static const std::vector<std::string> topics = {"cluster", "model", "job"};
+  static const std::vector<std::string> topics = {"cluster", "model", "job", "sweep"};
   return topics;
 }
 
@@ -18,6 +19,7 @@ std::vector<ParamTableDoc> describe_config(std::string_view topic) {
   if (topic == "cluster") return {cluster_param_doc()};
   if (topic == "model") return {dense_model_param_doc(), recsys_model_param_doc()};
   if (topic == "job") return {job_param_doc()};
+  if (topic == "sweep") return {sweep_param_doc()};
   return {};
 }
 

@@ -3,8 +3,11 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "models/config/config_node.h"
+#include "models/config/param_table.h"
+#include "models/config/runtime_params.h"
 
 namespace trainsim::models {
 
@@ -86,33 +89,8 @@ std::vector<std::string> expand_range(const ConfigNode& node) {
   return values;
 }
 
-}  // namespace
-
-SweepSpec load_sweep_spec(const std::string& path) {
-  const ConfigNode root = ConfigNode::load_file(path);
-  MapReader map(root);
-  SweepSpec s;
-  s.source_file = path;
-  s.name = map.required("name").as_string();
-  if (auto d = map.optional("description")) s.description = d->as_string();
-  if (auto c = map.optional("cluster")) s.cluster = c->as_string();
-  if (auto m = map.optional("model")) s.model = m->as_string();
-  if (auto j = map.optional("job")) s.job = j->as_string();
-  if (auto b = map.optional("baseline_nodes")) {
-    s.baseline_nodes = static_cast<int>(b->positive_integer());
-  }
-  if (auto n = map.optional("network")) s.network = n->as_enum(network_model_names());
-  if (auto sc = map.optional("scaling")) s.scaling = sc->as_enum(scaling_mode_names());
-
-  if (auto c = map.optional("combine")) {
-    const std::string how = c->as_string();
-    if (how == "zip") {
-      s.zip = true;
-    } else if (how != "grid") {
-      c->fail("must be grid or zip, got '" + how + "'");
-    }
-  }
-  const ConfigNode axes = map.required("axes");
+// axes[], with the checks across them (a nodes axis, the grid's size, zipped lengths).
+void read_axes(const ConfigNode& axes, SweepSpec& s) {
   for (const ConfigNode& item : axes.items()) {
     MapReader a(item);
     SweepAxis axis;
@@ -160,7 +138,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
   if (s.axes.empty()) axes.fail("needs at least one axis");
   bool has_nodes = false;
   for (const SweepAxis& a : s.axes) has_nodes = has_nodes || a.key == "nodes";
-  if (!has_nodes) map.fail_missing("axes", "a sweep needs a nodes axis (key: nodes)");
+  if (!has_nodes) axes.fail("a sweep needs a nodes axis (key: nodes)");
   if (!s.zip) {
     double points = 1;
     for (const SweepAxis& a : s.axes) points *= static_cast<double>(a.values.size());
@@ -176,7 +154,92 @@ SweepSpec load_sweep_spec(const std::string& path) {
       }
     }
   }
-  map.finish();
+}
+
+using P = Params<SweepSpec>;
+using SweepParam = Param<SweepSpec>;
+
+template <class E, class F>
+SweepParam optional_choice(ParamDoc doc, const EnumNames<E>& names, F field) {
+  doc.type = "name";
+  doc.range = names.choices();
+  return P::custom(std::move(doc),
+                   [&names, field](const ConfigNode& n, SweepSpec& s) { field(s) = n.as_enum(names); },
+                   nullptr);
+}
+
+ParamTable<SweepSpec> make_sweep_params() {
+  std::vector<SweepParam> params = name_params<SweepSpec>("sweep");
+  params[0].doc.help = "the sweep's name; it heads the output";
+  for (auto [key, help, field] :
+       {std::tuple{"cluster", "base cluster file", &SweepSpec::cluster},
+        std::tuple{"model", "base model file", &SweepSpec::model},
+        std::tuple{"job", "base job file", &SweepSpec::job}}) {
+    params.push_back(P::text({.key = key,
+                              .default_text = std::string(key) == "job"
+                                                  ? "none"
+                                                  : "the job's, else the shipped default",
+                              .help = std::string(help) +
+                                      " (relative: current directory, then the source tree)"},
+                             [field](auto& s) -> auto& { return s.*field; }));
+  }
+  params.push_back(P::whole({.key = "baseline_nodes",
+                             .help = "speedup and efficiency are over this node count with the "
+                                     "other axes unchanged"},
+                            [](auto& s) -> auto& { return s.baseline_nodes; }));
+  params.push_back(optional_choice({.key = "network", .default_text = "--network (flow)",
+                                    .help = "default for --network"},
+                                   network_model_names(),
+                                   [](SweepSpec& s) -> std::optional<NetworkModel>& { return s.network; }));
+  params.push_back(optional_choice({.key = "scaling", .default_text = "--scaling (job)",
+                                    .help = "default for --scaling"},
+                                   scaling_mode_names(),
+                                   [](SweepSpec& s) -> std::optional<ScalingMode>& { return s.scaling; }));
+  params.push_back(P::custom(
+      {.key = "combine", .type = "name", .range = "grid or zip", .default_text = "grid",
+       .help = "grid: every combination, the last axis varying fastest; zip: the i-th value of "
+               "every axis (all axes as long)"},
+      [](const ConfigNode& c, SweepSpec& s) {
+        const std::string how = c.as_string();
+        if (how != "grid" && how != "zip") c.fail("must be grid or zip, got '" + how + "'");
+        s.zip = how == "zip";
+      },
+      nullptr));
+  SweepParam axes = P::custom({.key = "axes", .type = "list of {key, values or range}",
+                               .help = "what varies; one axis must be nodes"},
+                              read_axes, nullptr);
+  axes.required = true;
+  params.push_back(axes);
+  for (ParamDoc doc : std::vector<ParamDoc>{
+           {.key = "axes[].key", .type = "text", .default_text = "required",
+            .help = "nodes (positive whole numbers), cluster, model or job (whole files), or a "
+                    "key inside one by path, e.g. cluster.nic.bandwidth, job.sharding.strategy"},
+           {.key = "axes[].values", .type = "list", .default_text = "required (or range)",
+            .help = "YAML values: numbers, quantities with units, names, or lists and maps for "
+                    "keys that take them"},
+           {.key = "axes[].range", .type = "{from, to, step} or {from, to, times}",
+            .default_text = "required (or values)",
+            .help = "an arithmetic or geometric range, with an optional unit appended to each "
+                    "value"}}) {
+    params.push_back(P::item(std::move(doc)));
+  }
+  return ParamTable<SweepSpec>("Sweep (configs/sweeps/*.yaml)", std::move(params), SweepSpec{});
+}
+
+const ParamTable<SweepSpec>& sweep_params() {
+  static const ParamTable<SweepSpec> table = make_sweep_params();
+  return table;
+}
+
+}  // namespace
+
+ParamTableDoc sweep_param_doc() { return sweep_params().doc(); }
+
+SweepSpec load_sweep_spec(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  SweepSpec s;
+  s.source_file = path;
+  sweep_params().read(root, s);
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

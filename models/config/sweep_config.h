@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/config/param_doc.h"
 #include "models/spec/config_error.h"
 #include "models/spec/study_spec.h"
 
@@ -42,6 +43,8 @@ struct SweepSpec {
 // lengths, an axis key that is not nodes, cluster, model, job or under one of them, a node count
 // that is not a positive whole number.
 SweepSpec load_sweep_spec(const std::string& path);
+// The sweep file's keys (`trainsim describe sweep`).
+ParamTableDoc sweep_param_doc();
 
 // FNV-1a, 64 bits: a stable fingerprint of text (the same on every machine and run).
 std::uint64_t fingerprint(const std::string& text, std::uint64_t seed = 14695981039346656037ull);
