@@ -108,8 +108,8 @@ std::vector<ClusterParam> identity_params() {
 
 ClusterParam peak_flops_param() {
   return required(P::custom(
-      {.key = "gpu.peak_flops", .type = "map of FLOP rate (TFLOP/s)",
-       .range = "fp32, tf32, bf16, fp16, fp8: > 0",
+      {.key = "gpu.peak_flops", .type = "map",
+       .range = "fp32, tf32, bf16, fp16, fp8 to a FLOP rate (TFLOP/s) > 0",
        .help = "dense peak per number format (at least one)"},
       [](const ConfigNode& peaks, ClusterSpec& c) {
         MapReader map(peaks);
@@ -317,7 +317,7 @@ ClusterParam nic_gpus_param() {
 }
 
 std::vector<ClusterParam> nic_params() {
-  ClusterParam section = P::section({.key = "nic", .help = "the NICs of every node"});
+  ClusterParam section = P::section({.key = "nic", .help = "the NICs of every node (needed when nodes > 1)"});
   section.absent = [](MapReader& map, ClusterSpec& c) {
     if (c.nodes > 1) map.fail_missing("nic", "a cluster of several nodes needs NICs");
   };
@@ -361,7 +361,7 @@ std::vector<ClusterParam> nic_params() {
 
 std::vector<ClusterParam> network_params() {
   constexpr const char* kFatTree = "topology: fat_tree";
-  ClusterParam section = P::section({.key = "network", .help = "the fabric between the NICs"});
+  ClusterParam section = P::section({.key = "network", .help = "the fabric between the NICs (needed when nodes > 1)"});
   section.absent = [](MapReader& map, ClusterSpec& c) {
     if (c.nodes > 1) map.fail_missing("network", "a cluster of several nodes needs a network");
   };

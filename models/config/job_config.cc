@@ -222,11 +222,11 @@ ParamTable<JobSpec> make_job_params() {
   const auto add = [&params](std::vector<JobParam> more) {
     for (JobParam& p : more) params.push_back(std::move(p));
   };
-  params.push_back(P::text({.key = "cluster", .default_text = "--cluster",
+  params.push_back(P::text({.key = "cluster", .default_text = "--cluster, else the shipped default",
                             .help = "default cluster file (relative: current directory, then the "
                                     "source tree)"},
                            [](auto& s) -> auto& { return s.cluster; }));
-  params.push_back(P::text({.key = "model", .default_text = "--model",
+  params.push_back(P::text({.key = "model", .default_text = "--model, else the shipped default",
                             .help = "default model file (relative: current directory, then the "
                                     "source tree)"},
                            [](auto& s) -> auto& { return s.model; }));

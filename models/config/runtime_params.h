@@ -38,7 +38,7 @@ std::vector<Param<Spec>> storage_params(F part) {
   using P = Params<Spec>;
   std::vector<Param<Spec>> out;
   Param<Spec> section = P::section(
-      {.key = "storage", .help = "storage the dataloader reads and checkpoints write (optional)"});
+      {.key = "storage", .help = "storage the dataloader reads and checkpoints write"});
   section.read = [part](const ConfigNode& n, Spec& s) { part(s).location = n.location(); };
   section.written = [part](const Spec& s) {
     const StorageSpec& st = part(s);
@@ -76,7 +76,7 @@ template <class Spec, class F>
 std::vector<Param<Spec>> host_params(F part) {
   using P = Params<Spec>;
   return {
-      P::section({.key = "host", .help = "the nodes' host CPUs (optional)"}),
+      P::section({.key = "host", .help = "the nodes' host CPUs"}),
       P::whole({.key = "host.cpu_cores", .default_text = "a core per dataloader worker",
                 .help = "CPU cores per node for dataloader workers"},
                [part](auto& s) -> auto& { return part(s).cpu_cores; }),
@@ -90,7 +90,7 @@ template <class Spec, class F>
 std::vector<Param<Spec>> reliability_params(F part) {
   using P = Params<Spec>;
   Param<Spec> section =
-      P::section({.key = "reliability", .help = "failures, for checkpoints (optional)"});
+      P::section({.key = "reliability", .help = "failures, for checkpoints"});
   section.read = [part](const ConfigNode& n, Spec& s) { part(s).location = n.location(); };
   section.written = [part](const Spec& s) { return part(s).node_mtbf_seconds > 0; };
   Param<Spec> mtbf = P::quantity(
@@ -110,7 +110,7 @@ template <class Spec, class F>
 std::vector<Param<Spec>> dataset_params(F part) {
   using P = Params<Spec>;
   return {
-      P::section({.key = "dataset", .help = "the training data (optional)"}),
+      P::section({.key = "dataset", .help = "the training data"}),
       P::quantity({.key = "dataset.bytes_per_example", .default_text = "the model's input bytes",
                    .help = "bytes per example on storage"},
                   Dimension::kBytes, kBytesUnit,
@@ -127,7 +127,7 @@ std::vector<Param<Spec>> convergence_params(F part) {
   using P = Params<Spec>;
   Param<Spec> section = P::section(
       {.key = "convergence",
-       .help = "examples needed to reach each quality (optional; without it the batch does not "
+       .help = "examples needed to reach each quality (without it the batch does not "
                "change convergence)"});
   section.read = [part](const ConfigNode& n, Spec& s) {
     part(s).configured = true;
@@ -201,7 +201,7 @@ template <class Spec, class F>
 std::vector<Param<Spec>> dataloader_params(F part) {
   using P = Params<Spec>;
   Param<Spec> section = P::section(
-      {.key = "dataloader", .help = "the input pipeline (optional; without it inputs never stall)"});
+      {.key = "dataloader", .help = "the input pipeline (without it inputs never stall)"});
   section.read = [part](const ConfigNode& n, Spec& s) {
     part(s).configured = true;
     part(s).location = n.location();
@@ -249,7 +249,7 @@ template <class Spec, class F>
 std::vector<Param<Spec>> checkpoint_params(F part) {
   using P = Params<Spec>;
   Param<Spec> section =
-      P::section({.key = "checkpoint", .help = "periodic checkpoints (optional)"});
+      P::section({.key = "checkpoint", .help = "periodic checkpoints"});
   section.read = [part](const ConfigNode& n, Spec& s) {
     part(s).configured = true;
     part(s).location = n.location();

@@ -64,6 +64,7 @@ EXAMPLES = [
      None),
     ("collective-all-reduce-16-nodes", ["collective", "--op", "all_reduce", "--nodes", "16",
                                         "-b", "8", "-e", "8G", "-f", "2"], None, None),
+    ("describe-job", ["describe", "job"], "build/tools/trainsim describe job\n```", None),
 ]
 
 
