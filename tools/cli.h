@@ -3,6 +3,7 @@
 // can call it in-process; main() only forwards to it.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,12 @@ boost::program_options::variables_map parse_options(
     const std::vector<std::string>& args,
     const boost::program_options::options_description& options, const std::string& command,
     const std::string& positional);
+
+// The value of --output, if given.
+inline std::optional<std::string> output_path(const boost::program_options::variables_map& vm) {
+  if (!vm.count("output")) return std::nullopt;
+  return vm["output"].as<std::string>();
+}
 
 // The value of option `name`, one of the names of an enum ("--network must be flow or analytic,
 // not 'x'" otherwise).

@@ -34,4 +34,15 @@ void AtomicOutputFile::commit() {
   committed_ = true;
 }
 
+void write_output(const std::optional<std::string>& path, std::ostream& out,
+                  const std::string& text) {
+  if (!path) {
+    out << text;
+    return;
+  }
+  AtomicOutputFile file(*path);
+  file.stream() << text;
+  file.commit();
+}
+
 }  // namespace trainsim::cli

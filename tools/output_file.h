@@ -4,6 +4,8 @@
 #pragma once
 
 #include <fstream>
+#include <optional>
+#include <ostream>
 #include <string>
 
 namespace trainsim::cli {
@@ -24,5 +26,9 @@ class AtomicOutputFile {
   std::ofstream out_;
   bool committed_ = false;
 };
+
+// `text` to the file at `path` (as above), or to `out` without a path.
+void write_output(const std::optional<std::string>& path, std::ostream& out,
+                  const std::string& text);
 
 }  // namespace trainsim::cli

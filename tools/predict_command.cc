@@ -215,13 +215,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
         {"trainsim " + std::string(kTrainsimVersion) + " predict --resolved: every key with its "
          "default filled in and --set applied;",
          "each document loads back as a file of its kind (--cluster, --model, --job)."});
-    if (vm.count("output")) {
-      AtomicOutputFile file(vm["output"].as<std::string>());
-      file.stream() << text.str();
-      file.commit();
-    } else {
-      out << text.str();
-    }
+    write_output(output_path(vm), out, text.str());
     return kExitOk;
   }
   const int largest = *std::max_element(nodes.begin(), nodes.end());

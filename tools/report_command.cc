@@ -102,13 +102,7 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
   const ResultSet r = read_results(source);
   std::ostringstream page;
   write_report_html(page, r, source);
-  if (vm.count("output")) {
-    AtomicOutputFile file(vm["output"].as<std::string>());
-    file.stream() << page.str();
-    file.commit();
-  } else {
-    out << page.str();
-  }
+  write_output(output_path(vm), out, page.str());
   return kExitOk;
 }
 

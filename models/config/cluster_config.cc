@@ -546,10 +546,7 @@ Dtype parse_dtype_node(const ConfigNode& node) {
 }
 
 ClusterSpec parse_cluster_spec(const ConfigNode& root) {
-  ClusterSpec spec;
-  spec.source_file = root.file();
-  cluster_params().read(root, spec);
-  return spec;
+  return cluster_params().load(root);
 }
 
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<YamlSetting>& settings) {

@@ -260,11 +260,7 @@ const ParamTable<JobSpec>& job_params() {
 ParamTableDoc job_param_doc() { return job_params().doc(); }
 
 JobSpec load_job_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
-  const ConfigNode root = ConfigNode::load_file(path, settings);
-  JobSpec job;
-  job.source_file = path;
-  job_params().read(root, job);
-  return job;
+  return job_params().load(ConfigNode::load_file(path, settings));
 }
 
 void write_job_yaml(std::ostream& stream, const JobSpec& job,

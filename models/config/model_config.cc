@@ -107,10 +107,7 @@ const ParamTable<DenseModelSpec>& dense_params() {
 ParamTableDoc dense_model_param_doc() { return dense_params().doc(); }
 
 DenseModelSpec parse_dense_model_spec(const ConfigNode& root) {
-  DenseModelSpec model;
-  model.source_file = root.file();
-  dense_params().read(root, model);
-  return model;
+  return dense_params().load(root);
 }
 
 void write_dense_model_yaml(std::ostream& stream, const DenseModelSpec& model) {

@@ -79,6 +79,12 @@ class ParamTable {
 
   // Reads every key of the file's root map into `spec`; unknown keys are errors.
   void read(const ConfigNode& root, Spec& spec) const { read_map(root, "", spec); }
+  // The spec of a file: `spec` (defaults) with the file's keys read, and its source_file.
+  Spec load(const ConfigNode& root, Spec spec = Spec{}) const {
+    if constexpr (requires { spec.source_file; }) spec.source_file = root.file();
+    read(root, spec);
+    return spec;
+  }
 
   // Writes `spec` as the map the reader reads, a comment from `notes` (by key path) after a key.
   void write(YAML::Emitter& out, const Spec& spec, const Notes& notes = {}) const {

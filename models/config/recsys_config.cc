@@ -384,10 +384,8 @@ ParamTableDoc recsys_model_param_doc() { return recsys_params().doc(); }
 
 RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root) {
   RecsysModelSpec m;
-  m.source_file = root.file();
-  m.compute_dtype_location = root.location();
-  recsys_params().read(root, m);
-  return m;
+  m.compute_dtype_location = root.location();  // the file's, unless precision.compute is given
+  return recsys_params().load(root, m);
 }
 
 void write_model_yaml(std::ostream& stream, const ModelSpec& model) {

@@ -19,6 +19,18 @@ inline constexpr WriteUnit kMicroseconds{1e-6, "us"};
 inline constexpr WriteUnit kSecondsUnit{1.0, "s"};
 inline constexpr WriteUnit kBytesUnit{1.0, "B"};
 
+// A section whose presence the spec records (`configured`, `location`); written when present.
+template <class Spec, class F>
+Param<Spec> configured_section(ParamDoc doc, F part) {
+  Param<Spec> section = Params<Spec>::section(std::move(doc));
+  section.read = [part](const ConfigNode& n, Spec& s) {
+    part(s).configured = true;
+    part(s).location = n.location();
+  };
+  section.written = [part](const Spec& s) { return part(s).configured; };
+  return section;
+}
+
 // name (required) and description, which every file has.
 template <class Spec>
 std::vector<Param<Spec>> name_params(const char* what) {
@@ -125,15 +137,10 @@ std::vector<Param<Spec>> dataset_params(F part) {
 template <class Spec, class F>
 std::vector<Param<Spec>> convergence_params(F part) {
   using P = Params<Spec>;
-  Param<Spec> section = P::section(
+  Param<Spec> section = configured_section<Spec>(
       {.key = "convergence",
        .help = "examples needed to reach each quality (without it the batch does not "
-               "change convergence)"});
-  section.read = [part](const ConfigNode& n, Spec& s) {
-    part(s).configured = true;
-    part(s).location = n.location();
-  };
-  section.written = [part](const Spec& s) { return part(s).configured; };
+               "change convergence)"}, part);
   Param<Spec> critical = P::custom(
       {.key = "convergence.critical_batch", .type = "number or infinite", .range = "> 0",
        .default_text = "infinite",
@@ -200,13 +207,8 @@ std::vector<Param<Spec>> convergence_params(F part) {
 template <class Spec, class F>
 std::vector<Param<Spec>> dataloader_params(F part) {
   using P = Params<Spec>;
-  Param<Spec> section = P::section(
-      {.key = "dataloader", .help = "the input pipeline (without it inputs never stall)"});
-  section.read = [part](const ConfigNode& n, Spec& s) {
-    part(s).configured = true;
-    part(s).location = n.location();
-  };
-  section.written = [part](const Spec& s) { return part(s).configured; };
+  Param<Spec> section = configured_section<Spec>(
+      {.key = "dataloader", .help = "the input pipeline (without it inputs never stall)"}, part);
   Param<Spec> prefetch = P::whole(
       {.key = "dataloader.prefetch_batches", .default_text = "2 per worker",
        .help = "batches a GPU requests ahead, ready or being prepared",
@@ -248,13 +250,8 @@ std::vector<Param<Spec>> dataloader_params(F part) {
 template <class Spec, class F>
 std::vector<Param<Spec>> checkpoint_params(F part) {
   using P = Params<Spec>;
-  Param<Spec> section =
-      P::section({.key = "checkpoint", .help = "periodic checkpoints"});
-  section.read = [part](const ConfigNode& n, Spec& s) {
-    part(s).configured = true;
-    part(s).location = n.location();
-  };
-  section.written = [part](const Spec& s) { return part(s).configured; };
+  Param<Spec> section = configured_section<Spec>(
+      {.key = "checkpoint", .help = "periodic checkpoints"}, part);
   return {
       section,
       P::custom({.key = "checkpoint.mode", .type = "name", .range = "sync or async",

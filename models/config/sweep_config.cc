@@ -236,10 +236,7 @@ const ParamTable<SweepSpec>& sweep_params() {
 ParamTableDoc sweep_param_doc() { return sweep_params().doc(); }
 
 SweepSpec load_sweep_spec(const std::string& path) {
-  const ConfigNode root = ConfigNode::load_file(path);
-  SweepSpec s;
-  s.source_file = path;
-  sweep_params().read(root, s);
+  SweepSpec s = sweep_params().load(ConfigNode::load_file(path));
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

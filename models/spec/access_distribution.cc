@@ -6,6 +6,7 @@
 
 #include "engine/check.h"
 #include "engine/simulation.h"
+#include "models/spec/enum_names.h"
 
 namespace trainsim::models {
 
@@ -205,15 +206,9 @@ std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double l
 }
 
 std::string_view AccessDistribution::kind_name() const {
-  switch (kind_) {
-    case Kind::kUniform:
-      return "uniform";
-    case Kind::kZipf:
-      return "zipf";
-    case Kind::kHistogram:
-      return "histogram";
-  }
-  return "uniform";
+  static const EnumNames<Kind> names = {
+      {Kind::kUniform, "uniform"}, {Kind::kZipf, "zipf"}, {Kind::kHistogram, "histogram"}};
+  return names.name(kind_);
 }
 
 std::string AccessDistribution::describe() const {
