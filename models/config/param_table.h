@@ -70,7 +70,7 @@ class ParamTable {
         p.doc.default_text = "required";
       } else if (p.section) {
         p.doc.default_text = "optional";
-      } else if (p.write && (!p.applies || p.applies(defaults))) {
+      } else if (p.write) {
         const auto value = p.write(defaults);
         p.doc.default_text = value ? YAML::Dump(*value) : "unset";
       }
