@@ -543,8 +543,10 @@ TEST(RecsysCliTest, WorkedScenarioShowsTheShapeOfThePublishedFigures) {
   EXPECT_LT(before[2]["speedup"].get<double>(), 1.8);
   EXPECT_LT(before[3]["efficiency"].get<double>(), 0.3);
   for (int i = 1; i < 4; ++i) {
-    // Most of the step is lost to communication (and waiting for the hot shard's sends).
-    EXPECT_GT(share(before[i], "communication_stall") + share(before[i], "load_imbalance"), 0.4);
+    // Much of the step is lost to communication (and waiting for the hot shard's sends): 38% at
+    // 2 nodes with FBGEMM's measured embedding kernel fractions (the hot shard's kernels now take
+    // longer on every GPU count alike), 42% before them.
+    EXPECT_GT(share(before[i], "communication_stall") + share(before[i], "load_imbalance"), 0.35);
     const std::string dominant = before[i]["dominant"];
     EXPECT_TRUE(dominant == "communication stall" || dominant == "load imbalance") << dominant;
   }
@@ -557,7 +559,8 @@ TEST(RecsysCliTest, WorkedScenarioShowsTheShapeOfThePublishedFigures) {
   for (int i = 1; i < 4; ++i) {
     EXPECT_LT(share(after[i], "communication_stall"), 0.2);
     EXPECT_LT(share(after[i], "load_imbalance"), 0.01);
-    EXPECT_GT(after[i]["speedup"].get<double>(), 1.5 * before[i]["speedup"].get<double>());
+    // Reported: 2.0 / 1.13 = 1.8x better at 2 nodes; predicted 1.45x (1.91x / 1.32x).
+    EXPECT_GT(after[i]["speedup"].get<double>(), 1.4 * before[i]["speedup"].get<double>());
   }
   // Same single-node compute: the changes remove communication, not work.
   EXPECT_NEAR(after[0]["breakdown_s"]["compute"].get<double>(),

@@ -170,12 +170,27 @@ std::vector<ClusterParam> gpu_params() {
       P::fraction({.key = "gpu.hbm_efficiency", .help = "achieved fraction of HBM bandwidth"},
                   [](auto& s) -> auto& { return s.gpu.hbm_efficiency; }),
       P::fraction({.key = "gpu.embedding_efficiency",
-                   .help = "fraction of HBM bandwidth pooled embedding gathers reach for long rows"},
+                   .help = "fraction of HBM bandwidth table-batched embedding lookups (forward) "
+                           "reach on the bytes FBGEMM's benchmark counts, for long rows",
+                   .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
+                             "#4757); trainsim calibrate fits it to embedding microbenchmarks"},
                   [](auto& s) -> auto& { return s.gpu.embedding_efficiency; }),
+      P::fraction({.key = "gpu.embedding_backward_efficiency",
+                   .help = "the same for the backward with the fused optimizer update (FBGEMM "
+                           "counts twice the forward's bytes; trainsim adds the optimizer state)",
+                   .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
+                             "#4757)"},
+                  [](auto& s) -> auto& { return s.gpu.embedding_backward_efficiency; }),
       P::quantity({.key = "gpu.embedding_half_row_bytes",
                    .help = "gathers of rows of r bytes reach embedding_efficiency x r / (r + this)"},
                   Dimension::kBytes, kBytesUnit,
                   [](auto& s) -> auto& { return s.gpu.embedding_half_row_bytes; }, false),
+      P::time({.key = "gpu.kernel_launch_latency",
+               .help = "host time to launch one group of kernels (one table-batched embedding "
+                       "forward or backward call per GPU and step)",
+               .source = "the launch of one NCCL kernel, collectives.launch_latency as fitted over "
+                         "validation/ (1.97 +- 0.23 us)"},
+              kMicroseconds, [](auto& s) -> auto& { return s.gpu.kernel_launch_latency; }),
       P::quantity({.key = "gpu.host_to_device_bandwidth", .default_text = "unset",
                    .help = "pinned host-to-device copy bandwidth"},
                   Dimension::kBandwidth, kGigabytesPerSecond,

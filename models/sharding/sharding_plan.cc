@@ -6,24 +6,18 @@
 #include <numeric>
 
 #include "engine/check.h"
+#include "models/sharding/embedding_kernels.h"
 #include "models/spec/config_error.h"
 
 namespace trainsim::models {
 
 namespace {
 
-constexpr double kIdBytes = 8.0;        // int64 ids
-constexpr double kGradientBytes = 4.0;  // fp32 embedding gradients
+constexpr double kIdBytes = kEmbeddingIdBytes;
 
 struct TableCost {
   double lookups = 0, unique = 0;
 };
-
-// Cost of serving `draws` lookups restricted to popularity ranks > hot on one shard holding the
-// given fraction of the rows (spread by hash).
-double hbm_seconds(double bytes, double bandwidth) {
-  return bandwidth > 0 ? bytes / bandwidth : 0.0;
-}
 
 }  // namespace
 
@@ -62,7 +56,6 @@ struct GroupCosts {
         batch(c.batch_per_gpu),
         communication_bytes(dtype_bytes(c.communication_dtype)),
         sync_bytes(dtype_bytes(c.sync_dtype)),
-        stream_bw(c.gpu.hbm_bandwidth_bytes_per_s * c.gpu.hbm_efficiency),
         local(group_size),
         ids(matrices ? group_size : 0, std::vector<double>(matrices ? group_size : 0, 0.0)),
         embeddings(ids),
@@ -72,7 +65,7 @@ struct GroupCosts {
   const RecsysModelSpec& model;
   const int group, groups;
   const bool matrices;
-  const double batch, communication_bytes, sync_bytes, stream_bw;
+  const double batch, communication_bytes, sync_bytes;
   std::vector<RankLoad> local;
   std::vector<std::vector<double>> ids, embeddings;  // [src][dst] inside the group
   std::vector<double> replica_unique_bytes;          // gradients synchronised across replicas
@@ -103,7 +96,7 @@ class TableCosts {
       case ShardingStrategy::kTableWise: {
         TRAINSIM_ASSERT(p_.ranks.size() == 1, "table-wise needs one GPU");
         const int o = p_.ranks[0];
-        serve(o, draws_ * cold_mass_, cold_unique_, 1.0, t_.rows - hot_);
+        serve(o, draws_ * cold_mass_, cold_unique_, 1.0, g_.batch * g_.group, t_.rows - hot_);
         g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim * g_.sync_bytes;
         for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0, 1.0);
         break;
@@ -120,7 +113,7 @@ class TableCosts {
         const double b = g_.batch;
         const double unique = t_.access.expected_unique(b * t_.pooling, hot_ + 1, t_.rows);
         for (int r = 0; r < g_.group; ++r)
-          serve(r, b * t_.pooling * cold_mass_, unique, 1.0, t_.rows - hot_);
+          serve(r, b * t_.pooling * cold_mass_, unique, 1.0, b, t_.rows - hot_);
         g_.global_sync_bytes += (t_.rows - hot_) * t_.dim * g_.sync_bytes;
         break;
       }
@@ -128,26 +121,27 @@ class TableCosts {
   }
 
  private:
-  // GPU r serves `lookups` (`unique` distinct rows) of `width_fraction` of the row and holds
-  // `rows_held` rows.
-  void serve(int r, double lookups, double unique, double width_fraction, double rows_held) {
+  // GPU r serves `lookups` (`unique` distinct rows) of `width_fraction` of the row for `samples`
+  // samples (a pooled vector each) and holds `rows_held` rows.
+  void serve(int r, double lookups, double unique, double width_fraction, double samples,
+             double rows_held) {
     RankLoad& l = g_.local[r];
     const GpuSpec& gpu = g_.context.gpu;
-    const double row = t_.row_bytes() * width_fraction;
+    EmbeddingKernelWork work;
+    work.lookups = lookups;
+    work.outputs = t_.sequence ? lookups : samples;
+    work.unique_rows = unique;
+    work.row_bytes = t_.row_bytes() * width_fraction;
+    work.output_bytes = t_.dim * width_fraction * g_.communication_bytes;
+    work.state_bytes = state_per_row_ * width_fraction;
     l.lookups += lookups;
     l.unique_rows += unique;
-    const double read = lookups * row;
-    l.lookup_bytes += read;
-    l.lookup_seconds +=
-        hbm_seconds(read, gpu.hbm_bandwidth_bytes_per_s * gpu.embedding_efficiency_at(row));
-    // Backward: gradients scattered per lookup, then each distinct row and its optimizer state
-    // read and written once.
-    const double update = lookups * t_.dim * width_fraction * kGradientBytes +
-                          unique * 2 * (row + state_per_row_ * width_fraction);
-    l.update_bytes += update;
-    l.update_seconds += hbm_seconds(update, g_.stream_bw);
-    l.parameter_bytes += rows_held * row;
-    l.optimizer_bytes += rows_held * state_per_row_ * width_fraction;
+    l.lookup_bytes += tbe_forward_bytes(work);
+    l.lookup_seconds += tbe_forward_seconds(work, gpu);
+    l.update_bytes += tbe_backward_bytes(work);
+    l.update_seconds += tbe_backward_seconds(work, gpu);
+    l.parameter_bytes += rows_held * work.row_bytes;
+    l.optimizer_bytes += rows_held * work.state_bytes;
   }
 
   // All-to-all bytes from GPU `from` to GPU `to` (of the group), counted per GPU by whether they
@@ -185,7 +179,7 @@ class TableCosts {
     const double b = g_.batch;
     const double local_lookups = b * t_.pooling * t_.access.mass(1, hot_);
     const double unique = t_.access.expected_unique(b * t_.pooling, 1, hot_);
-    for (int r = 0; r < g_.group; ++r) serve(r, local_lookups, unique, 1.0, hot_);
+    for (int r = 0; r < g_.group; ++r) serve(r, local_lookups, unique, 1.0, b, hot_);
     g_.global_sync_bytes += hot_ * t_.dim * g_.sync_bytes;
   }
 
@@ -208,7 +202,7 @@ class TableCosts {
     for (int s = 0; s < shards; ++s) {
       const int o = p_.ranks[s];
       serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0,
-            (t_.rows - hot_) / shards);
+            g_.batch * g_.group, (t_.rows - hot_) / shards);
       g_.replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t_.dim * g_.sync_bytes;
       // Row-wise: every shard returns a partial sum for every sample. Table-row-wise: partial
       // sums are reduce-scattered inside the owning node first (each owner then returns 1/shards
@@ -237,7 +231,8 @@ class TableCosts {
                                          std::to_string(shards));
     }
     for (const int o : p_.ranks) {
-      serve(o, draws_ * cold_mass_, cold_unique_, 1.0 / shards, t_.rows - hot_);
+      serve(o, draws_ * cold_mass_, cold_unique_, 1.0 / shards, g_.batch * g_.group,
+            t_.rows - hot_);
       g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim / shards * g_.sync_bytes;
       for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0 / shards, 1.0);
     }
@@ -305,6 +300,11 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
         costs.embedding_bytes[k * group + r][k * group + o] = g.embeddings[r][o];
       }
       if (groups > 1) l.replica_sync_bytes = g.replica_unique_bytes[r];
+      if (l.lookups > 0) {  // one table-batched forward call and one backward call
+        const double launch = to_seconds(context.gpu.kernel_launch_latency);
+        l.lookup_seconds += launch;
+        l.update_seconds += launch;
+      }
       costs.ranks[k * group + r] = l;
     }
   }

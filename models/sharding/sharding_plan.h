@@ -43,10 +43,12 @@ struct ShardingContext {
 struct RankLoad {
   double lookups = 0;          // ids looked up on this GPU per step (including local hot rows)
   double unique_rows = 0;      // distinct rows among them
-  double lookup_bytes = 0;     // HBM bytes read and written by the forward lookup
-  double update_bytes = 0;     // HBM bytes of gradient scatter and optimizer update
-  double lookup_seconds = 0;   // at the GPU's calibrated gather efficiency for the rows' size
-  double update_seconds = 0;   // at its streaming efficiency
+  // HBM bytes of the table-batched embedding kernels (embedding_kernels.h), forward and backward
+  // with the optimizer update, and their time at the GPU's achieved fractions, each with a launch.
+  double lookup_bytes = 0;
+  double update_bytes = 0;
+  double lookup_seconds = 0;
+  double update_seconds = 0;
   double parameter_bytes = 0;  // embedding shards and hot-row copies held
   double optimizer_bytes = 0;
   double dense_bytes = 0;  // dense parameters and their optimizer state

@@ -16,7 +16,8 @@ namespace {
 
 const std::string kSourceDir = TRAINSIM_SOURCE_DIR;
 
-// One GPU: 100 TFLOP/s BF16 at 50%, 1 TB/s HBM at full efficiency.
+// One GPU: 100 TFLOP/s BF16 at 50%, 1 TB/s HBM at full efficiency for streams; embedding kernels
+// at 50% forward and 25% backward, 1 us to launch each.
 ClusterSpec one_gpu() {
   ClusterSpec c;
   c.name = "one";
@@ -27,7 +28,10 @@ ClusterSpec one_gpu() {
   c.gpu.gemm_efficiency = 0.5;
   c.gpu.hbm_bandwidth_bytes_per_s = 1e12;
   c.gpu.hbm_capacity_bytes = 1e10;
-  c.gpu.host_to_device_bytes_per_s = 10e9;
+  c.gpu.embedding_efficiency = 0.5;
+  c.gpu.embedding_backward_efficiency = 0.25;
+  c.gpu.kernel_launch_latency = kMicrosecond;
+  c.gpu.host_to_device_bytes_per_s = 2e9;
   c.intra_node.gpu_link = LinkClassSpec{100e9, kMicrosecond, 1.0};
   return c;
 }
@@ -59,17 +63,17 @@ JobSpec job(double batch, const std::string& sharding = "table_wise") {
 
 TEST(RecsysTrainingTest, OneGpuStepByHand) {
   // Batch 1000. Top layer: 2 x 1000 x 1000 x 8 = 16 MFLOP at 50 TFLOP/s = 320 ns forward, 640 ns
-  // backward. Lookup: 2000 rows of 32 B = 64 KB at 1 TB/s = 64 ns. Update: 2000 x 8 fp32
-  // gradients scattered (64 KB) plus each distinct row read and written once: 1000 (1 - 0.999^2000)
-  // = 864.80 rows x 2 x 32 B = 55.35 KB: 119.35 ns. Dense SGD: 9000 parameters x 2 x 4 B = 72 ns.
-  // Nothing to communicate; the next batch's copy (1000 x 20 B at 10 GB/s = 2 us) is prefetched
-  // but the measured step still waits for it: 1215.35 ns of work, 2 us between batches.
+  // backward. Embedding forward (FBGEMM's bytes plus ids): 1000 pooled fp32 vectors of 32 B,
+  // 2000 rows of 32 B read, 2000 ids of 8 B = 112 KB at 0.5 TB/s = 224 ns, + 1 us launch.
+  // Backward: twice the 96 KB of outputs and rows (SGD keeps no state) = 192 KB at 0.25 TB/s =
+  // 768 ns, + 1 us launch. Dense SGD: 9000 parameters x 2 x 4 B = 72 ns. Nothing to communicate;
+  // the next batch's copy (1000 x 20 B at 2 GB/s = 10 us) is prefetched, but the step waits for
+  // it: 4024 ns of work, 10 us between batches.
   const auto r = simulate_recsys_training(one_gpu(), tiny_model(), job(1000), 1, {});
-  const double unique = 1000 * (1 - std::pow(0.999, 2000));
-  const double work_ns = 320 + 640 + 64 + (64000 + unique * 64) / 1e3 + 72;
+  const double work_ns = 320 + 640 + (224 + 1000) + (768 + 1000) + 72;
   EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, work_ns, 0.01);
-  EXPECT_NEAR(to_seconds(r.step_time) * 1e9, 2000, 0.01);
-  EXPECT_NEAR(to_seconds(r.breakdown.input_stall) * 1e9, 2000 - work_ns, 0.01);
+  EXPECT_NEAR(to_seconds(r.step_time) * 1e9, 10000, 0.01);
+  EXPECT_NEAR(to_seconds(r.breakdown.input_stall) * 1e9, 10000 - work_ns, 0.01);
   EXPECT_EQ(r.breakdown.imbalance, 0);
 }
 
