@@ -65,6 +65,7 @@ void FlowNetwork::activate(FlowId id) {
     LinkState& link = links_[route[i]];
     f.slots[i] = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(id);
+    link.positions.push_back(static_cast<std::uint32_t>(i));
     mark_dirty(route[i]);
   }
   ++bandwidth_phase_count_;
@@ -93,22 +94,16 @@ void FlowNetwork::transmitted(FlowId id) {
     for (std::size_t i = 0; i < route.size(); ++i) {
       LinkState& link = links_[route[i]];
       const std::uint32_t slot = f.slots[i];
+      // The last appearance on the link takes this one's slot; its flow learns the new slot at
+      // its position on its route (O(1) even for a route as long as a whole ring).
       const FlowId moved = link.flows.back();
+      const std::uint32_t moved_position = link.positions.back();
       link.flows[slot] = moved;
+      link.positions[slot] = moved_position;
       link.flows.pop_back();
+      link.positions.pop_back();
       f.slots[i] = std::numeric_limits<std::uint32_t>::max();  // this appearance is gone
-      {
-        // Find which position of `moved`'s route is this link and fix its slot (`moved` may be
-        // this flow itself, when its route crosses the link more than once).
-        FlowState& m = flows_[moved];
-        const auto moved_route = router_.links(m.route);
-        for (std::size_t j = 0; j < moved_route.size(); ++j) {
-          if (moved_route[j] == route[i] && m.slots[j] == link.flows.size()) {
-            m.slots[j] = slot;
-            break;
-          }
-        }
-      }
+      if (!(moved == id && moved_position == i)) flows_[moved].slots[moved_position] = slot;
       if (!link.flows.empty()) mark_dirty(route[i]);
     }
     --bandwidth_phase_count_;

@@ -109,6 +109,7 @@ class FlowNetwork {
   };
   struct LinkState {
     std::vector<FlowId> flows;
+    std::vector<std::uint32_t> positions;  // of this link on each flow's route, as `flows`
     double capacity = 0.0;
     double remaining_capacity = 0.0;
     std::uint32_t unfixed = 0;
