@@ -74,7 +74,8 @@ std::vector<double> read_histogram(const ConfigNode& at, const std::string& path
 
 }  // namespace
 
-AccessDistribution parse_access(const ConfigNode& node, double rows, std::string* file_out) {
+AccessDistribution parse_access(const ConfigNode& node, double rows, std::string* file_out,
+                                double ids_per_sample) {
   MapReader map(node);
   const ConfigNode distribution = map.required("distribution");
   const std::string kind = distribution.as_string();
@@ -101,6 +102,13 @@ AccessDistribution parse_access(const ConfigNode& node, double rows, std::string
     distribution.fail("must be uniform, zipf or histogram, got '" + kind + "'");
   }
   if (file && kind != "histogram") file->fail("applies only to distribution: histogram");
+  if (auto multi = map.optional("multi_hot")) {
+    const std::string how = multi->as_string();
+    if (how != "independent" && how != "derived") {
+      multi->fail("must be independent or derived, got '" + how + "'");
+    }
+    if (how == "derived") out = out.derived_multi_hot(ids_per_sample);
+  }
   map.finish();
   return out;
 }
@@ -142,7 +150,7 @@ void read_tables(const ConfigNode& embedding, RecsysModelSpec& m) {
     if (!(table.pooling > 0)) pooling->fail("must be positive, got " + pooling->as_string());
     if (auto seq = t.optional("sequence")) table.sequence = seq->as_bool();
     const auto access = t.optional("access") ? t.optional("access") : default_access;
-    table.access = access ? parse_access(*access, table.rows, &table.access_file)
+    table.access = access ? parse_access(*access, table.rows, &table.access_file, table.pooling)
                           : AccessDistribution::uniform(table.rows);
     t.finish();
     for (const auto& other : m.tables) {
@@ -159,6 +167,7 @@ YAML::Node access_yaml(const EmbeddingTableSpec& t) {
   access["distribution"] = yaml_text(std::string(t.access.kind_name()));
   if (t.access.kind_name() == "zipf") access["alpha"] = yaml_text(format_plain(t.access.alpha()));
   if (t.access.kind_name() == "histogram") access["file"] = yaml_text(t.access_file);
+  if (t.access.ids_per_sample() > 1) access["multi_hot"] = yaml_text("derived");
   return access;
 }
 
@@ -189,7 +198,10 @@ std::vector<RecsysParam> embedding_params() {
       "{distribution: uniform}, {distribution: zipf, alpha: A} (A >= 0; row k has probability "
       "proportional to k^-A), or {distribution: histogram, file: F}: one access count per line "
       "for rows 1, 2, ... (hottest first), optionally a line 'other C' for the remaining rows "
-      "together; # starts a comment; F is relative to the model file";
+      "together; # starts a comment; F is relative to the model file. With multi_hot: derived, "
+      "a sample's first id follows the distribution and its other pooling - 1 ids are fixed "
+      "functions of it, uniformly placed (MLPerf DLRM-DCNv2's generator; default independent: "
+      "every id drawn from the distribution)";
   return {
       section,
       P::item({.key = "embedding.dim", .type = "whole number", .range = "> 0",

@@ -18,8 +18,10 @@ ModelSpec load_model_spec(const std::string& path, const std::vector<YamlSetting
 RecsysModelSpec parse_recsys_model_spec(const ConfigNode& root);
 // The access distribution of a table from its config node: {distribution: uniform | zipf with
 // alpha | histogram with file (relative to the model file)}.
-// `file`, if given, receives a histogram's path.
-AccessDistribution parse_access(const ConfigNode& node, double rows, std::string* file = nullptr);
+// `file`, if given, receives a histogram's path; `ids_per_sample` is the table's pooling, for
+// multi_hot: derived.
+AccessDistribution parse_access(const ConfigNode& node, double rows, std::string* file = nullptr,
+                                double ids_per_sample = 1);
 
 // Every key the reader reads, defaults filled in (a dense or a recommender model).
 void write_model_yaml(std::ostream& out, const ModelSpec& model);

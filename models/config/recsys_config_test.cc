@@ -42,6 +42,9 @@ TEST(RecsysConfigTest, DlrmDcnV2HasTheMlperfTables) {
   EXPECT_DOUBLE_EQ(m.tables[20].pooling, 100);
   EXPECT_EQ(m.embedding_optimizer.kind, OptimizerKind::kAdagrad);
   EXPECT_DOUBLE_EQ(m.embedding_optimizer.state_bytes_per_parameter, 4.0);
+  // Multi-hot ids derived from the first id, as the benchmark's generator makes them: each table
+  // derives pooling - 1 ids per sample.
+  for (const auto& t : m.tables) EXPECT_DOUBLE_EQ(t.access.ids_per_sample(), t.pooling);
 }
 
 TEST(RecsysConfigTest, DlrmDcnV2ForwardFlopsByHand) {
@@ -112,6 +115,16 @@ TEST(RecsysConfigTest, DimMustBeAPositiveInteger) {
     EXPECT_EQ(e.line(), 5) << dim;
     EXPECT_EQ(e.key_path(), "embedding.dim") << dim;
   }
+}
+
+TEST(RecsysConfigTest, MultiHotIsIndependentOrDerived) {
+  const RecsysModelSpec m = parse_recsys_model_spec(ConfigNode::load_string(
+      with("alpha: 1.1", "alpha: 1.1, multi_hot: derived"), "m.yaml"));
+  EXPECT_DOUBLE_EQ(m.tables[1].access.ids_per_sample(), m.tables[1].pooling);
+  EXPECT_DOUBLE_EQ(m.tables[0].access.ids_per_sample(), 1);
+  const ConfigError e = model_error(with("alpha: 1.1", "alpha: 1.1, multi_hot: correlated"));
+  EXPECT_EQ(e.key_path(), "embedding.tables[1].access.multi_hot");
+  EXPECT_NE(e.message().find("must be independent or derived"), std::string::npos);
 }
 
 TEST(RecsysConfigTest, NegativeZipfAlphaIsRejected) {

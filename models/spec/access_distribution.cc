@@ -16,7 +16,7 @@ namespace {
 constexpr double kExactTerms = 4096;
 
 // 1 - (1 - p)^n without cancellation for small p.
-double hit_probability(double p, double n) {
+double hits(double p, double n) {
   return -std::expm1(n * std::log1p(-std::min(p, 1.0)));
 }
 
@@ -79,7 +79,53 @@ double AccessDistribution::zipf_sum(double first, double last) const {
   return sum;
 }
 
+AccessDistribution AccessDistribution::derived_multi_hot(double ids_per_sample) const {
+  TRAINSIM_ASSERT(ids_per_sample >= 1, "a sample has at least one id");
+  AccessDistribution d = *this;
+  d.derived_ = ids_per_sample;
+  d.cache_ = std::make_shared<HeadCache>();
+  return d;
+}
+
+// Derived multi-hot: a lookup is a first id with probability 1/k (this distribution), else a
+// derived id, on a uniformly random row.
 double AccessDistribution::probability(double rank) const {
+  const double k = derived_;
+  return base_probability(rank) / k + (k - 1) / (k * rows_);
+}
+
+double AccessDistribution::mass(double first, double last) const {
+  const double k = derived_;
+  first = std::max(first, 1.0);
+  last = std::min(last, rows_);
+  if (last < first) return 0.0;
+  return base_mass(first, last) / k + (last - first + 1) * (k - 1) / (k * rows_);
+}
+
+// `lookups` = samples x k. A row is hit if its own first id is drawn among the samples, or if
+// one of the (k - 1) derived ids of a distinct first id lands on it (1 / rows each).
+double AccessDistribution::derived_hit(double lookups) const {
+  if (derived_ <= 1) return 0.0;
+  const double samples = lookups / derived_;
+  const double distinct_first = base_expected_unique(samples, 1, rows_);
+  return -std::expm1((derived_ - 1) * distinct_first * std::log1p(-1.0 / rows_));
+}
+
+double AccessDistribution::hit_probability(double rank, double lookups) const {
+  const double own = hits(base_probability(rank), lookups / derived_);
+  return own + derived_hit(lookups) * (1 - own);
+}
+
+double AccessDistribution::expected_unique(double lookups, double first, double last) const {
+  first = std::max(first, 1.0);
+  last = std::min(last, rows_);
+  if (last < first || lookups <= 0) return 0.0;
+  const double own = base_expected_unique(lookups / derived_, first, last);
+  const double q = derived_hit(lookups);
+  return own + q * ((last - first + 1) - own);
+}
+
+double AccessDistribution::base_probability(double rank) const {
   switch (kind_) {
     case Kind::kUniform:
       return norm_;
@@ -93,10 +139,7 @@ double AccessDistribution::probability(double rank) const {
   return 0.0;
 }
 
-double AccessDistribution::mass(double first, double last) const {
-  first = std::max(first, 1.0);
-  last = std::min(last, rows_);
-  if (last < first) return 0.0;
+double AccessDistribution::base_mass(double first, double last) const {
   switch (kind_) {
     case Kind::kUniform:
       return (last - first + 1) * norm_;
@@ -118,14 +161,14 @@ double AccessDistribution::mass(double first, double last) const {
   return 0.0;
 }
 
-double AccessDistribution::expected_unique(double lookups, double first, double last) const {
+double AccessDistribution::base_expected_unique(double lookups, double first, double last) const {
   first = std::max(first, 1.0);
   last = std::min(last, rows_);
   if (last < first || lookups <= 0) return 0.0;
   double unique = 0.0;
   const double exact_end =
       std::min(last, std::max(first + kExactTerms - 1, static_cast<double>(head_.size())));
-  for (double k = first; k <= exact_end; k += 1) unique += hit_probability(probability(k), lookups);
+  for (double k = first; k <= exact_end; k += 1) unique += hits(base_probability(k), lookups);
   if (exact_end < last) {
     if (kind_ == Kind::kZipf) {
       // Integrate 1 - exp(-n p(x)) over [exact_end + 1/2, last + 1/2] in log space (Simpson).
@@ -142,7 +185,7 @@ double AccessDistribution::expected_unique(double lookups, double first, double 
       unique += s * h / 3;
     } else {
       // Flat tail: every remaining row has the same probability.
-      unique += (last - exact_end) * hit_probability(probability(last), lookups);
+      unique += (last - exact_end) * hits(base_probability(last), lookups);
     }
   }
   return unique;
@@ -182,14 +225,17 @@ AccessDistribution::Rows AccessDistribution::head_hits(double lookups, std::size
       if (n == lookups && rows->size() >= count) return rows;
     }
   }
-  const Rows p = head_probabilities(count);
-  auto hits = std::make_shared<std::vector<double>>(count);
-  for (std::size_t k = 0; k < count; ++k) (*hits)[k] = hit_probability((*p)[k], lookups);
+  const double derived = derived_hit(lookups);
+  auto row_hits = std::make_shared<std::vector<double>>(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const double own = hits(base_probability(static_cast<double>(k + 1)), lookups / derived_);
+    (*row_hits)[k] = own + derived * (1 - own);
+  }
   const std::lock_guard<std::mutex> lock(cache_->mutex);
   constexpr std::size_t kKept = 32;  // lookup counts remembered per distribution
   if (cache_->hits.size() >= kKept) cache_->hits.erase(cache_->hits.begin());
-  cache_->hits.emplace_back(lookups, hits);
-  return hits;
+  cache_->hits.emplace_back(lookups, row_hits);
+  return row_hits;
 }
 
 std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double lookups,
@@ -212,6 +258,12 @@ std::string_view AccessDistribution::kind_name() const {
 }
 
 std::string AccessDistribution::describe() const {
+  std::string text = describe_base();
+  if (derived_ > 1) text += ", multi-hot derived from the first id";
+  return text;
+}
+
+std::string AccessDistribution::describe_base() const {
   char buffer[96];
   switch (kind_) {
     case Kind::kUniform:

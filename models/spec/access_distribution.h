@@ -21,12 +21,21 @@ class AccessDistribution {
   // `counts[i]` is the access count of the (i+1)-th most popular row; `other` the total count of
   // all remaining rows, spread evenly over them.
   static AccessDistribution histogram(double rows, std::vector<double> counts, double other);
+  // Multi-hot ids derived from the first: each sample's first id follows this distribution and
+  // its other `ids_per_sample` - 1 ids are fixed functions of it, uniformly placed over the rows
+  // (MLPerf DLRM-DCNv2's generator). A row is then hit through its own first id (this
+  // distribution, 1 / ids_per_sample of the lookups) or as a derived id of a drawn first id
+  // (uniformly); the ids of a repeated first id repeat with it. 1: independent ids.
+  AccessDistribution derived_multi_hot(double ids_per_sample) const;
+  double ids_per_sample() const { return derived_; }
 
   double rows() const { return rows_; }
   // Probability that one lookup hits the row of popularity rank `rank` (1-based).
   double probability(double rank) const;
   // Probability mass of ranks [first, last] (1-based, inclusive).
   double mass(double first, double last) const;
+  // Probability that `lookups` lookups hit the row of rank `rank` at least once.
+  double hit_probability(double rank, double lookups) const;
   double max_probability() const { return probability(1); }
 
   // Expected distinct rows among ranks [first, last] hit by `lookups` independent lookups over
@@ -54,6 +63,13 @@ class AccessDistribution {
  private:
   enum class Kind { kUniform, kZipf, kHistogram };
   double zipf_sum(double first, double last) const;  // sum of k^-alpha over [first, last]
+  // The same for the first ids alone (derived multi-hot) or all ids (independent).
+  double base_probability(double rank) const;
+  std::string describe_base() const;
+  double base_mass(double first, double last) const;
+  double base_expected_unique(double draws, double first, double last) const;
+  // Derived multi-hot, for `lookups` lookups: the chance that a row is hit as a derived id.
+  double derived_hit(double lookups) const;
 
   // Per-row figures of the most popular rows, computed on first use and shared by copies (the
   // distribution never changes); safe to use from several threads. Planning a sweep or a greedy
@@ -74,6 +90,7 @@ class AccessDistribution {
   std::vector<double> head_;         // histogram counts of the top rows
   std::vector<double> head_prefix_;  // prefix sums of head_
   double other_per_row_ = 0.0;
+  double derived_ = 1;  // ids per sample derived from its first id (1: independent ids)
   std::shared_ptr<HeadCache> cache_ = std::make_shared<HeadCache>();
 };
 

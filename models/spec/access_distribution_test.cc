@@ -99,5 +99,59 @@ TEST(AccessDistributionTest, HistogramOfHotRowsWithAnEvenTail) {
   EXPECT_NEAR(d.expected_unique(1), 1.0, 1e-12);
 }
 
+TEST(AccessDistributionTest, DerivedMultiHotByHand) {
+  // Uniform first ids over 1000 rows, 2 ids per sample, 10 samples (20 lookups): 1000 (1 -
+  // 0.999^10) distinct first ids; each brings one derived id on a uniform row, so a row not hit
+  // as a first id is hit as a derived one with probability 1 - 0.999^(distinct first ids).
+  const auto d = AccessDistribution::uniform(1000).derived_multi_hot(2);
+  const double own = 1000 * (1 - std::pow(0.999, 10));
+  const double q = 1 - std::pow(0.999, own);
+  EXPECT_NEAR(d.expected_unique(20), own + q * (1000 - own), 1e-9);
+  EXPECT_LT(d.expected_unique(20), AccessDistribution::uniform(1000).expected_unique(20));
+  EXPECT_NEAR(d.probability(7), 1e-3, 1e-15);  // uniform stays uniform
+  // Zipf first ids, 4 ids per sample: the hottest row keeps a quarter of its share, the rest
+  // of the lookups spread evenly.
+  const auto z = AccessDistribution::zipf(1e6, 1.1);
+  const auto zd = z.derived_multi_hot(4);
+  EXPECT_NEAR(zd.probability(1), z.probability(1) / 4 + 3.0 / 4e6, 1e-15);
+  EXPECT_NEAR(zd.mass(1, 1e6), 1.0, 1e-9);
+  EXPECT_NEAR(zd.mass(1, 100), z.mass(1, 100) / 4 + 100 * 3.0 / 4e6, 1e-12);
+}
+
+TEST(AccessDistributionTest, DerivedMultiHotMatchesTheBenchmarksGenerator) {
+  // MLPerf DLRM-DCNv2's generator: a fixed table of k - 1 uniformly random rows per first id; a
+  // sample's bag is its first id (Zipf) and that id's row of the table. Distinct rows in a batch,
+  // averaged over batches, against expected_unique.
+  const int rows = 20000, k = 5, samples = 2000;
+  const auto d = AccessDistribution::zipf(rows, 1.1).derived_multi_hot(k);
+  std::mt19937_64 rng(42);
+  std::vector<std::vector<int>> derived(rows);
+  std::uniform_int_distribution<int> any_row(0, rows - 1);
+  for (auto& ids : derived) {
+    for (int j = 1; j < k; ++j) ids.push_back(any_row(rng));
+  }
+  std::vector<double> cumulative(rows);
+  double sum = 0;
+  for (int r = 0; r < rows; ++r) cumulative[r] = sum += std::pow(r + 1.0, -1.1);
+  std::uniform_real_distribution<double> u(0, sum);
+  double mean = 0;
+  const int batches = 40;
+  for (int b = 0; b < batches; ++b) {
+    std::unordered_set<int> seen;
+    for (int s = 0; s < samples; ++s) {
+      const int first = static_cast<int>(
+          std::lower_bound(cumulative.begin(), cumulative.end(), u(rng)) - cumulative.begin());
+      seen.insert(first);
+      for (const int id : derived[first]) seen.insert(id);
+    }
+    mean += static_cast<double>(seen.size()) / batches;
+  }
+  EXPECT_NEAR(d.expected_unique(samples * k) / mean, 1.0, 0.02) << mean;
+  // Drawing every id independently from the Zipf law misses the generator by far: its derived
+  // ids are uniformly placed (many more distinct rows) but repeat with their first id.
+  const double independent = AccessDistribution::zipf(rows, 1.1).expected_unique(samples * k);
+  EXPECT_LT(independent / mean, 0.8) << independent << " vs " << mean;
+}
+
 }  // namespace
 }  // namespace trainsim::models
