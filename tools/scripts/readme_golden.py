@@ -65,6 +65,10 @@ EXAMPLES = [
     ("collective-all-reduce-16-nodes", ["collective", "--op", "all_reduce", "--nodes", "16",
                                         "-b", "8", "-e", "8G", "-f", "2"], None, None),
     ("describe-job", ["describe", "job"], "build/tools/trainsim describe job\n```", None),
+    ("predict-dlrm-dcnv2-mlperf", ["predict", "--job", "configs/jobs/dlrm-dcnv2-mlperf.yaml",
+                                   "--nodes", "1,8,16"],
+     "build/tools/trainsim predict --job configs/jobs/dlrm-dcnv2-mlperf.yaml --nodes 1,8,16\n```",
+     None),
 ]
 
 
