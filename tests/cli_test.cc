@@ -568,6 +568,23 @@ TEST(RecsysCliTest, WorkedScenarioShowsTheShapeOfThePublishedFigures) {
               0.05 * before[0]["breakdown_s"]["compute"].get<double>());
 }
 
+TEST(RecsysCliTest, TheCommunicationStallIsSplitByCollective) {
+  // The parts add up to the stall; across nodes the all-to-alls leave some.
+  const auto points = predict_json("configs/jobs/dlrm-dcnv2-mlperf.yaml", "1,8")["points"];
+  for (const auto& p : points) {
+    double sum = 0;
+    for (const char* key : {"stall_id_all_to_all_s", "stall_embedding_all_to_all_s",
+                            "stall_gradient_all_to_all_s", "stall_dense_all_reduce_s",
+                            "stall_embedding_sync_s"}) {
+      ASSERT_TRUE(p.contains(key)) << key;
+      EXPECT_GE(p[key].get<double>(), 0.0);
+      sum += p[key].get<double>();
+    }
+    EXPECT_NEAR(sum, p["breakdown_s"]["communication_stall"].get<double>(), 1e-9);
+  }
+  EXPECT_GT(points[1]["stall_gradient_all_to_all_s"].get<double>(), 0.0);
+}
+
 void expect_job_error(const TempDir& dir, const std::string& job, const std::string& location,
                       const std::string& key, const std::string& fragment) {
   const std::string path = dir.write("job.yaml", job);

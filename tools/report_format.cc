@@ -82,6 +82,31 @@ std::string duration(double seconds) {
   return printf_string("%.0f h", seconds / 3600.0);
 }
 
+// Per node count, the communication stall by collective, when a collective other than the dense
+// all-reduce leaves any (a recommender's all-to-alls and embedding syncs).
+void write_stall_by_collective(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
+  std::vector<const ResultColumn*> parts;
+  for (const ResultColumn& c : result_columns()) {
+    if (c.key.rfind("stall_", 0) == 0) parts.push_back(&c);
+  }
+  bool shown = false;
+  for (const auto& p : points) {
+    for (int k = 0; k < models::kStepCollectives; ++k) {
+      shown = shown || (k != static_cast<int>(models::StepCollective::kDenseAllReduce) &&
+                        p.breakdown.stall_by_collective[k] > 0);
+    }
+  }
+  if (!shown) return;
+  out << "\ncomm stall by collective (ms per step): nodes";
+  for (const ResultColumn* c : parts) out << ", " << c->label;
+  out << "\n";
+  for (const auto& p : points) {
+    out << pad_left(std::to_string(p.nodes), 5) << " ";
+    for (const ResultColumn* c : parts) out << " " << pad_left(c->table_text(p), 8);
+    out << "\n";
+  }
+}
+
 // Per node count: what limits the input pipeline, and the checkpoint schedule and its cost.
 void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
   bool input = false, checkpoint = false;
@@ -130,15 +155,18 @@ void write_table(std::ostream& out, const PredictReport& r) {
       << " warm-up\nquality  " << target_summary(r.study->target) << "\n\n";
   const auto& columns = result_columns();
   std::string header;
-  for (const ResultColumn& c : columns)
-    header += (header.empty() ? "" : "  ") + pad_left(std::string(c.label), c.width);
+  for (const ResultColumn& c : columns) {
+    if (c.width > 0) header += (header.empty() ? "" : "  ") + pad_left(std::string(c.label), c.width);
+  }
   out << header << "\n";
   for (const auto& p : points) {
     std::string line;
-    for (const ResultColumn& c : columns)
-      line += (line.empty() ? "" : "  ") + pad_left(c.table_text(p), c.width);
+    for (const ResultColumn& c : columns) {
+      if (c.width > 0) line += (line.empty() ? "" : "  ") + pad_left(c.table_text(p), c.width);
+    }
     out << line << "\n";
   }
+  write_stall_by_collective(out, points);
   write_beyond_the_step(out, points);
   out << "\nttq = time-to-quality (wall time to the target) and its speedup over the baseline;\n"
          "times in ms per step: compute = local work on the GPU; comm stall = communication not\n"
@@ -148,7 +176,8 @@ void write_table(std::ostream& out, const PredictReport& r) {
          "the most\n"
          "local compute; dominant = the largest loss (comm stall, imbalance, input or ckpt) once "
          "losses\n"
-         "reach 10% of the step, else compute.\n";
+         "reach 10% of the step, else compute. Comm stall by collective: the comm stall shared\n"
+         "in proportion to each collective's transfer time that its GPU's compute does not hide.\n";
 }
 
 void write_csv(std::ostream& out, const PredictReport& r) {

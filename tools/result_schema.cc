@@ -14,6 +14,10 @@ using P = models::ScalingPoint;
 
 double seconds(Time t) { return to_seconds(t); }
 
+double stall(const models::ScalingPoint& p, models::StepCollective c) {
+  return to_seconds(p.breakdown.stall_by_collective[static_cast<int>(c)]);
+}
+
 }  // namespace
 
 const std::vector<ResultColumn>& result_columns() {
@@ -47,6 +51,20 @@ const std::vector<ResultColumn>& result_columns() {
      &models::StepBreakdown::input_stall, "input stall"},
     {"checkpoint", "ckpt", 6, "s", Kind::kPart, true, "%.3f", 1e3, nullptr, nullptr,
      &models::StepBreakdown::checkpoint, "checkpoint"},
+    // The communication stall by collective: in CSV, JSON and sweep rows, and in the terminal as
+    // its own section below the table (width 0: not a table column).
+    {"stall_id_all_to_all_s", "id all-to-all", 0, "s", Kind::kNumber, true, "%.3f", 1e3,
+     [](const P& p) { return stall(p, models::StepCollective::kIdAllToAll); }, nullptr},
+    {"stall_embedding_all_to_all_s", "embedding all-to-all", 0, "s", Kind::kNumber, true, "%.3f",
+     1e3, [](const P& p) { return stall(p, models::StepCollective::kEmbeddingAllToAll); },
+     nullptr},
+    {"stall_gradient_all_to_all_s", "gradient all-to-all", 0, "s", Kind::kNumber, true, "%.3f",
+     1e3, [](const P& p) { return stall(p, models::StepCollective::kGradientAllToAll); },
+     nullptr},
+    {"stall_dense_all_reduce_s", "dense all-reduce", 0, "s", Kind::kNumber, true, "%.3f", 1e3,
+     [](const P& p) { return stall(p, models::StepCollective::kDenseAllReduce); }, nullptr},
+    {"stall_embedding_sync_s", "embedding sync", 0, "s", Kind::kNumber, true, "%.3f", 1e3,
+     [](const P& p) { return stall(p, models::StepCollective::kEmbeddingSync); }, nullptr},
     {"slowest_rank", "slowest", 7, "", Kind::kCount, false, "%.0f", 1,
      [](const P& p) { return double(p.slowest_rank); }, nullptr},
     {"dominant", "dominant", 19, "", Kind::kText, true, "", 1, nullptr,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -28,9 +29,22 @@ struct StepSimulationOptions {
 
 // Where the time of one step goes, averaged over measured steps and ranks; the parts add up to
 // the step time. The categories are the measurement note's.
+// The collectives of a step, for the communication stall's split.
+enum class StepCollective {
+  kIdAllToAll,         // a recommender's ids to the GPUs that own their rows
+  kEmbeddingAllToAll,  // the looked-up (pooled) embeddings back (forward)
+  kGradientAllToAll,   // their gradients to the owners (backward)
+  kDenseAllReduce,     // dense gradients (every bucket)
+  kEmbeddingSync,      // embedding gradients of replicated shards and rows
+};
+inline constexpr int kStepCollectives = 5;
+
 struct StepBreakdown {
   Time compute = 0;                // local compute (busy time of the compute stream)
   Time exposed_communication = 0;  // communication not hidden behind compute (nor waiting)
+  // exposed_communication split by collective (the sum is exposed_communication): each
+  // collective's transfer time not overlapped with its rank's compute, in proportion.
+  std::array<Time, kStepCollectives> stall_by_collective{};
   Time imbalance = 0;              // time ranks wait in collectives for the slowest rank
   Time input_stall = 0;            // time a step waits for its batch
   Time checkpoint = 0;             // checkpoint and failure-recovery overhead per step

@@ -202,7 +202,7 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
   if (s > 0) runner.depend(runner.step_end(s - 1, r), start);
   const TaskId copy = runner.input_copy("h2d batch" + sfx, r, st.h2d);
   if (previous_start) runner.depend(*previous_start, copy);
-  const TaskId ids = runner.join("id all-to-all" + sfx, r, c.ids, r);
+  const TaskId ids = runner.join("id all-to-all" + sfx, r, c.ids, r, StepCollective::kIdAllToAll);
   runner.depend(copy, ids);
   const TaskId bottom_fwd = runner.compute("bottom MLP forward" + sfx, r, st.dense.bottom_forward);
   runner.depend(start, bottom_fwd);
@@ -211,7 +211,8 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
       runner.compute("embedding lookup" + sfx, r, time_from_seconds(load.lookup_seconds));
   runner.depend(start, lookup);
   runner.depend(ids, lookup);
-  const TaskId fwd = runner.join("embedding all-to-all" + sfx, r, c.embeddings, r);
+  const TaskId fwd = runner.join("embedding all-to-all" + sfx, r, c.embeddings, r,
+                                   StepCollective::kEmbeddingAllToAll);
   runner.depend(lookup, fwd);
   const TaskId top_fwd = runner.compute("interaction and top forward" + sfx, r, st.dense.top_forward);
   runner.depend(fwd, top_fwd);
@@ -236,7 +237,8 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
     top_bwd = chunk;
     if (st.overlap && k + 1 < st.top_chunks.size()) dense_all_reduce(k, chunk);
   }
-  const TaskId bwd = runner.join("gradient all-to-all" + sfx, r, c.gradients, r);
+  const TaskId bwd = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
+                                   StepCollective::kGradientAllToAll);
   runner.depend(top_bwd, bwd);
   const TaskId bottom_bwd =
       runner.compute("bottom MLP backward" + sfx, r, 2 * st.dense.bottom_forward);
@@ -245,11 +247,13 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
   // to the shards.
   std::vector<TaskId> syncs;
   if (Collective* replica = c.replicas[r % st.group]) {
-    syncs.push_back(runner.join("replica all-reduce" + sfx, r, replica, r / st.group));
+    syncs.push_back(runner.join("replica all-reduce" + sfx, r, replica, r / st.group,
+                                  StepCollective::kEmbeddingSync));
     runner.depend(bwd, syncs.back());
   }
   if (c.replicated_rows) {
-    syncs.push_back(runner.join("replicated-rows all-reduce" + sfx, r, c.replicated_rows, r));
+    syncs.push_back(runner.join("replicated-rows all-reduce" + sfx, r, c.replicated_rows, r,
+                                  StepCollective::kEmbeddingSync));
     runner.depend(bwd, syncs.back());
   }
   // The last top bucket and the bottom MLP's (with overlap), or everything (without).

@@ -106,7 +106,7 @@ TaskId StepRunner::input_copy(const std::string& name, int rank, Time duration) 
 }
 
 TaskId StepRunner::join(const std::string& name, int rank, Collective* collective,
-                        int participant) {
+                        int participant, StepCollective kind) {
   TaskGraph& graph = trace_->graph;
   const TaskId id =
       graph.add_task(name, rank, comm_stream_, comm_category_,
@@ -117,7 +117,10 @@ TaskId StepRunner::join(const std::string& name, int rank, Collective* collectiv
   last_comm_[rank] = id;
   StepTasks& step = steps_[step_];
   const auto [it, added] = step.collective_index.emplace(collective, step.collectives.size());
-  if (added) step.collectives.emplace_back();
+  if (added) {
+    step.collectives.emplace_back();
+    step.kinds.push_back(kind);
+  }
   step.collectives[it->second].emplace_back(rank, id);
   return id;
 }
@@ -128,6 +131,34 @@ TaskId StepRunner::end_step(const std::string& name, int rank) {
   const TaskId id = sync(name, rank);
   steps_[step_].end.push_back(id);
   return id;
+}
+
+Time time_not_covered(const std::vector<std::pair<Time, Time>>& intervals, Time from, Time to) {
+  Time covered = 0;
+  auto it = std::lower_bound(intervals.begin(), intervals.end(), std::pair<Time, Time>{from, from});
+  if (it != intervals.begin()) --it;  // one that starts before `from` may reach into it
+  for (; it != intervals.end() && it->first < to; ++it) {
+    covered += std::max<Time>(0, std::min(to, it->second) - std::max(from, it->first));
+  }
+  return std::max<Time>(0, (to - from) - covered);
+}
+
+std::array<Time, kStepCollectives> split_in_proportion(
+    Time total, const std::array<Time, kStepCollectives>& weights) {
+  std::array<Time, kStepCollectives> out{};
+  long double sum = 0;
+  for (const Time w : weights) sum += static_cast<long double>(w);
+  if (sum <= 0 || total <= 0) return out;
+  Time given = 0;
+  int last = 0;
+  for (int k = 0; k < kStepCollectives; ++k) {
+    if (weights[k] == 0) continue;
+    out[k] = static_cast<Time>(static_cast<long double>(total) * weights[k] / sum);
+    given += out[k];
+    last = k;
+  }
+  out[last] += total - given;
+  return out;
 }
 
 StepSimulationResult StepRunner::run() {
@@ -151,17 +182,26 @@ StepSimulationResult StepRunner::run() {
 
   const int n = ranks();
   std::vector<Time> busy(n, 0), waited(n, 0), input(n, 0), transfer(n, 0);
+  std::vector<std::vector<std::pair<Time, Time>>> computing(n);  // per rank, in time order
+  std::array<Time, kStepCollectives> exposed_by_kind{};
   for (int s = options_.warmup_steps; s < steps; ++s) {
     for (const TaskId id : steps_[s].compute) {
       busy[graph.task(id).group] += records[id].end - records[id].start;
+      computing[graph.task(id).group].emplace_back(records[id].start, records[id].end);
     }
+  }
+  for (auto& intervals : computing) std::sort(intervals.begin(), intervals.end());
+  for (int s = options_.warmup_steps; s < steps; ++s) {
     // A collective's transfer starts when its last participant joins; the others wait for it.
-    for (const auto& members : steps_[s].collectives) {
+    for (std::size_t c = 0; c < steps_[s].collectives.size(); ++c) {
+      const auto& members = steps_[s].collectives[c];
       Time last = 0;
       for (const auto& [r, id] : members) last = std::max(last, records[id].start);
       for (const auto& [r, id] : members) {
         waited[r] += last - records[id].start;
         transfer[r] += records[id].end - last;
+        exposed_by_kind[static_cast<int>(steps_[s].kinds[c])] +=
+            time_not_covered(computing[r], last, records[id].end);
       }
     }
     // Input stall: the batch's copy finishing after the previous step ended.
@@ -188,6 +228,7 @@ StepSimulationResult StepRunner::run() {
       std::min(total_input / per, std::max<Time>(0, result.step_time - b.compute - b.imbalance));
   b.exposed_communication =
       std::max<Time>(0, result.step_time - b.compute - b.imbalance - b.input_stall);
+  b.stall_by_collective = split_in_proportion(b.exposed_communication, exposed_by_kind);
   result.slowest_rank_compute = busy[result.slowest_rank] / measured;
   result.events = sim_.events_processed();
   if (options_.keep_trace) {

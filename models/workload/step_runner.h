@@ -4,10 +4,12 @@
 // dense model, the recommender) only adds its tasks, step by step, and reads the result.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/flow_network.h"
@@ -20,6 +22,13 @@
 #include "models/workload/dense_training.h"
 
 namespace trainsim::models {
+
+// The part of [from, to) that `intervals` (disjoint, in time order) do not cover.
+Time time_not_covered(const std::vector<std::pair<Time, Time>>& intervals, Time from, Time to);
+// `total` split in proportion to `weights`; the last nonzero weight takes the rounding, so the
+// parts add up to `total` exactly.
+std::array<Time, kStepCollectives> split_in_proportion(
+    Time total, const std::array<Time, kStepCollectives>& weights);
 
 class StepRunner {
  public:
@@ -50,7 +59,8 @@ class StepRunner {
   TaskId input_copy(const std::string& name, int rank, Time duration);
   // Rank `rank` joins `collective` as `participant`. Each rank enters its collectives in the
   // order they are added (as NCCL on one stream does).
-  TaskId join(const std::string& name, int rank, Collective* collective, int participant);
+  TaskId join(const std::string& name, int rank, Collective* collective, int participant,
+              StepCollective kind = StepCollective::kDenseAllReduce);
   // The task that ends the rank's step (the next step's tasks may wait for it).
   TaskId end_step(const std::string& name, int rank);
   TaskId step_end(int step, int rank) const { return steps_[step].end[rank]; }
@@ -68,6 +78,7 @@ class StepRunner {
     std::vector<TaskId> end;    // per rank
     // Per collective, its members (rank, task), in the order the collectives were added.
     std::vector<std::vector<std::pair<int, TaskId>>> collectives;
+    std::vector<StepCollective> kinds;  // of each collective
     std::map<const Collective*, std::size_t> collective_index;
   };
 
