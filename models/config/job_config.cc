@@ -100,17 +100,18 @@ JobParam plan_param() {
 std::vector<JobParam> sharding_params() {
   JobParam section = P::section({.key = "sharding", .help = "how the embedding tables are placed"});
   section.read = [](const ConfigNode& n, JobSpec& job) { job.sharding_location = n.location(); };
-  const std::string strategies = "greedy, plan, " + strategy_names().choices();
+  const std::string strategies = "greedy, hugectr, plan, " + strategy_names().choices();
   return {
       section,
       P::custom({.key = "sharding.strategy", .type = "name", .range = strategies,
                  .default_text = "greedy",
-                 .help = "greedy: TorchRec-style planner; plan: the tables in plan as listed, the "
-                         "others greedy; or one strategy for every table"},
+                 .help = "greedy: trainsim's planner; hugectr: HugeCTR's MLPerf planner (hotness "
+                         "and a cost per table shard, hottest tables split); plan: the tables in "
+                         "plan as listed, the others greedy; or one strategy for every table"},
                 [strategies](const ConfigNode& n, JobSpec& job) {
                   job.sharding = n.as_string();
-                  if (job.sharding != "greedy" && job.sharding != "plan" &&
-                      !parse_strategy(job.sharding)) {
+                  if (job.sharding != "greedy" && job.sharding != "hugectr" &&
+                      job.sharding != "plan" && !parse_strategy(job.sharding)) {
                     n.fail("must be " + strategies + ", got '" + job.sharding + "'");
                   }
                 },

@@ -7,6 +7,7 @@
 
 #include "engine/check.h"
 #include "models/sharding/embedding_kernels.h"
+#include "models/sharding/hugectr_planner.h"
 #include "models/spec/config_error.h"
 
 namespace trainsim::models {
@@ -656,8 +657,9 @@ ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context
   // The tables the plan lists are placed as it says; the others by the strategy (greedy for
   // strategy: plan).
   ShardingPlan plan =
-      job.sharding == "greedy" || job.sharding == "plan"
-          ? greedy_plan(context, group, job.hot_rows)
+      job.sharding == "greedy" || job.sharding == "plan" ? greedy_plan(context, group, job.hot_rows)
+      : job.sharding == "hugectr"
+          ? hugectr_plan(context, group, job.hot_rows)
           : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
   if (job.plan.empty()) return plan;
   const RecsysModelSpec& model = *context.model;
