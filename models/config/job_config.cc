@@ -211,6 +211,12 @@ std::vector<JobParam> overlap_params() {
                   if (!job.overlap_gradient_all_reduce) return std::nullopt;
                   return yaml_flag(*job.overlap_gradient_all_reduce);
                 }),
+      P::flag({.key = "overlap.async_weight_gradients",
+               .help = "a recommender's weight-gradient GEMMs run off the critical path, so the "
+                       "gradient all-to-all starts once the data gradients reach the "
+                       "interaction (false: TorchRec's default; HugeCTR's MLPerf runs set it, "
+                       "async_wgrad)"},
+              [](auto& s) -> auto& { return s.async_weight_gradients; }),
       P::whole({.key = "overlap.buckets", .default_text = "2 (dense: the model's)",
                 .help = "buckets of the top part's backward (the bottom MLP adds one); for a dense "
                         "model, its equal gradient buckets"},

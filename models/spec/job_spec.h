@@ -65,6 +65,10 @@ struct JobSpec {
   // 2 buckets of the top part, the bottom MLP adding one; for a dense model, the model's own).
   std::optional<bool> overlap_gradient_all_reduce;
   std::optional<int> gradient_buckets;
+  // A recommender's weight-gradient GEMMs off the critical path (HugeCTR's async_wgrad): the
+  // embedding gradients leave once the data gradients reach the interaction. Default false
+  // (TorchRec; HugeCTR's MLPerf runs set it).
+  bool async_weight_gradients = false;
   // The recommender's values.
   bool overlaps_gradient_all_reduce() const { return overlap_gradient_all_reduce.value_or(true); }
   int gradient_bucket_count() const { return gradient_buckets.value_or(2); }

@@ -105,6 +105,7 @@ struct RecsysStep {
   Time h2d = 0;           // the batch's host-to-device copy
   Time dense_update = 0;  // the dense optimizer reads and writes the dense state once
   bool overlap = false;   // dense gradient buckets all-reduced during backward
+  bool async_wgrad = false;  // weight gradients after the data gradients, off the critical path
   std::vector<BackwardChunk> top_chunks;
   std::vector<double> bucket_bytes;              // dense gradient all-reduce per bucket
   std::vector<std::vector<double>> grad_bytes;   // gradient all-to-all, [src][dst]
@@ -129,6 +130,7 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
   // bucket all-reduced as soon as it is done; the bottom MLP's bucket after its backward. Without
   // overlap, one all-reduce of everything after the whole backward.
   st.overlap = job.overlaps_gradient_all_reduce();
+  st.async_wgrad = job.async_weight_gradients;
   const double gradient_bytes = dtype_bytes(model.gradient_dtype);
   st.top_chunks =
       top_backward_chunks(model, cluster.gpu, batch, st.overlap ? job.gradient_bucket_count() : 1);
@@ -228,18 +230,43 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
     runner.depend(after, ar);
     reduces.push_back(ar);
   };
+  // Backward of each layer: data gradient and weight gradient, each about the forward's FLOPs.
+  // With async weight gradients the data gradients run first, down to the interaction, and the
+  // gradient all-to-all leaves then; the weight gradients follow, chunk by chunk (their buckets
+  // all-reduced as they finish). Otherwise each chunk computes both.
   TaskId top_bwd = top_fwd;
+  if (st.async_wgrad) {
+    Time data = 0;
+    for (const BackwardChunk& chunk : st.top_chunks) data += chunk.time / 2;
+    top_bwd = runner.compute("interaction and top data gradients" + sfx, r, data);
+    runner.depend(top_fwd, top_bwd);
+  }
+  // The comm stream runs in program order: with async weight gradients the gradient all-to-all
+  // goes before the buckets of the weight gradients.
+  std::optional<TaskId> bwd_early;
+  if (st.async_wgrad) {
+    bwd_early = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
+                            StepCollective::kGradientAllToAll);
+    runner.depend(top_bwd, *bwd_early);
+  }
   for (std::size_t k = 0; k < st.top_chunks.size(); ++k) {
     const std::string part = st.top_chunks.size() > 1 ? " part " + std::to_string(k) : "";
-    const TaskId chunk =
-        runner.compute("interaction and top backward" + part + sfx, r, st.top_chunks[k].time);
+    const Time time = st.async_wgrad ? st.top_chunks[k].time - st.top_chunks[k].time / 2
+                                     : st.top_chunks[k].time;
+    const TaskId chunk = runner.compute(
+        (st.async_wgrad ? "interaction and top weight gradients" : "interaction and top backward") +
+            part + sfx,
+        r, time);
     runner.depend(top_bwd, chunk);
     top_bwd = chunk;
     if (st.overlap && k + 1 < st.top_chunks.size()) dense_all_reduce(k, chunk);
   }
-  const TaskId bwd = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
-                                   StepCollective::kGradientAllToAll);
-  runner.depend(top_bwd, bwd);
+  TaskId bwd = bwd_early ? *bwd_early : TaskId{};
+  if (!bwd_early) {
+    bwd = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
+                      StepCollective::kGradientAllToAll);
+    runner.depend(top_bwd, bwd);
+  }
   const TaskId bottom_bwd =
       runner.compute("bottom MLP backward" + sfx, r, 2 * st.dense.bottom_forward);
   runner.depend(top_bwd, bottom_bwd);
