@@ -142,6 +142,13 @@ std::vector<JobParam> sharding_params() {
                          "locally, their gradients all-reduced over all GPUs)"},
                 [](auto& s) -> auto& { return s.hot_rows; }, "not negative",
                 [](double v) { return v >= 0; }),
+      P::quantity({.key = "sharding.data_parallel_below", .default_text = "0 B (none)",
+                   .help = "strategy hugectr: tables smaller than this (rows x (row + optimizer "
+                           "state)) are replicated on every GPU",
+                   .source = "HugeCTR's MLPerf configurations: 0.008 GB on one node, 0.0125 GB on "
+                             "8 and 16 (DP_SHARDING_THRESHOLD)"},
+                  Dimension::kBytes, WriteUnit{1e9, "GB"},
+                  [](auto& s) -> auto& { return s.data_parallel_below_bytes; }, false),
       plan_param(),
       P::item({.key = "sharding.plan[].table", .type = "text", .default_text = "required",
                .help = "a table of the model"}),

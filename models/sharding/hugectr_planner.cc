@@ -18,12 +18,16 @@ class HugectrPlanner {
  public:
   HugectrPlanner(const ShardingContext& context, int buckets, const HugectrPlannerOptions& o)
       : model_(*context.model), buckets_(buckets), ratio_(o.comm_cost_ratio) {
+    // HBM against the link a shard's exchange crosses: NVLink on one node, the network (per GPU)
+    // across nodes; over mem_comm_work_ratio 8/2. Without bandwidths: the v3.1 configurations'
+    // MEM_COMM_BW_RATIO (7 on one node, 67 across nodes).
+    const double link = o.hierarchical ? context.network_bytes_per_s : context.local_bytes_per_s;
     if (ratio_ <= 0) {
-      ratio_ = context.local_bytes_per_s > 0
-                   ? context.gpu.hbm_bandwidth_bytes_per_s / context.local_bytes_per_s / 4.0
-                   : 7.0 / 4.0;  // the v3.1 single-node configuration's MEM_COMM_BW_RATIO, / 4
+      ratio_ = link > 0 ? context.gpu.hbm_bandwidth_bytes_per_s / link / 4.0
+                        : (o.hierarchical ? 67.0 : 7.0) / 4.0;
     }
-    cap_ = std::min(o.memory_cap_bytes, context.gpu.hbm_capacity_bytes);
+    const int gpus_per_bucket = o.hierarchical ? context.gpus_per_node : 1;
+    cap_ = std::min(o.memory_cap_bytes, context.gpu.hbm_capacity_bytes) * gpus_per_bucket;
     splits_.assign(model_.tables.size(), 1);
     for (std::size_t t = 0; t < model_.tables.size(); ++t) {
       const double bytes = table_bytes(t);
@@ -134,9 +138,10 @@ class HugectrPlanner {
 ShardingPlan hugectr_plan(const ShardingContext& context, int group_size, double hot_rows,
                           const HugectrPlannerOptions& options) {
   const int group = group_size > 0 ? group_size : context.world;
-  const Candidate best = HugectrPlanner(context, group, options).run();
+  const int per_bucket = options.hierarchical ? context.gpus_per_node : 1;
+  const Candidate best = HugectrPlanner(context, group / per_bucket, options).run();
   ShardingPlan plan;
-  plan.name = "hugectr";
+  plan.name = options.hierarchical ? "hugectr (per node)" : "hugectr";
   plan.group_size = group;
   const std::size_t tables = context.model->tables.size();
   plan.tables.resize(tables);
@@ -150,13 +155,18 @@ ShardingPlan hugectr_plan(const ShardingContext& context, int group_size, double
       p.ranks = all;
       continue;
     }
-    for (int g = 0; g < group; ++g) {
-      const auto& held = best.buckets[g];
-      if (std::find(held.begin(), held.end(), static_cast<int>(t)) != held.end()) {
-        p.ranks.push_back(g);
-      }
+    int buckets_holding = 0;
+    for (std::size_t b = 0; b < best.buckets.size(); ++b) {
+      const auto& held = best.buckets[b];
+      if (std::find(held.begin(), held.end(), static_cast<int>(t)) == held.end()) continue;
+      ++buckets_holding;
+      for (int g = 0; g < per_bucket; ++g) p.ranks.push_back(static_cast<int>(b) * per_bucket + g);
     }
-    p.strategy = p.ranks.size() == 1 ? ShardingStrategy::kTableWise : ShardingStrategy::kRowWise;
+    // One GPU: table-wise. The GPUs of one node: table-row-wise (partial sums reduced inside the
+    // node first, as HugeCTR's hierarchical exchange). Otherwise row-wise over them all.
+    p.strategy = p.ranks.size() == 1                            ? ShardingStrategy::kTableWise
+                 : options.hierarchical && buckets_holding == 1 ? ShardingStrategy::kTableRowWise
+                                                                : ShardingStrategy::kRowWise;
   }
   return plan;
 }

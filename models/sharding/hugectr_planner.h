@@ -8,7 +8,9 @@
 // table yet and has memory left under `memory_cap_bytes`; then split the hottest table that can
 // still be split in two more (1, 2, 4, ... up to the GPU count), or, when a shard did not fit,
 // that table. The candidate whose most expensive GPU costs least wins; a table on k GPUs is split
-// by rows evenly over them.
+// by rows evenly over them. On several nodes (`hierarchical`, HugeCTR's hier_auto) the buckets are
+// the nodes, each with the memory of its GPUs and the ratio taken against the network instead of
+// NVLink; every GPU of a node then holds a row shard of each of the node's tables.
 #pragma once
 
 #include "models/sharding/sharding_plan.h"
@@ -22,6 +24,7 @@ struct HugectrPlannerOptions {
   double memory_cap_bytes = 60e9;       // memory_cap_for_embedding (HugeCTR's default, 60 GB)
   double data_parallel_below_bytes = 0;  // dp_sharding_threshold (GB) x 1e9; 0: none
   int max_iterations = 20;               // max_search_iter
+  bool hierarchical = false;             // plan over nodes (hier_auto)
 };
 
 // The plan over the GPUs of one sharding group (`group_size`, 0: the world).

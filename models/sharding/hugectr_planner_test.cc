@@ -76,5 +76,44 @@ TEST(HugectrPlannerTest, SmallTablesGoDataParallelBelowTheThreshold) {
   EXPECT_EQ(replicated, 14);
 }
 
+TEST(HugectrPlannerTest, AcrossNodesItPlansPerNodeAndSplitsEachTableOverANodesGpus) {
+  // hier_auto on 2 nodes of 8: the buckets are the nodes (memory 8 x 60 GB each); every
+  // model-parallel table is held by whole nodes, row-split over their GPUs (table-row-wise on
+  // one node, so partial sums are reduced inside it first).
+  const auto model = std::get<RecsysModelSpec>(
+      load_model_spec(std::string(TRAINSIM_SOURCE_DIR) + "/configs/models/dlrm-dcnv2.yaml"));
+  ShardingContext c;
+  c.model = &model;
+  c.world = 16;
+  c.gpus_per_node = 8;
+  c.batch_per_gpu = 1056;
+  c.gpu.hbm_capacity_bytes = 80e9;
+  HugectrPlannerOptions o;
+  o.hierarchical = true;
+  o.comm_cost_ratio = 67.0 / 4;
+  o.data_parallel_below_bytes = 0.0125e9;
+  const ShardingPlan plan = hugectr_plan(c, 0, 0, o);
+  std::vector<double> node_hotness(2, 0.0);
+  for (std::size_t t = 0; t < plan.tables.size(); ++t) {
+    const TablePlacement& p = plan.tables[t];
+    if (p.strategy == ShardingStrategy::kDataParallel) continue;
+    ASSERT_EQ(p.ranks.size() % 8, 0u) << t;
+    for (std::size_t k = 0; k < p.ranks.size(); ++k) {
+      EXPECT_EQ(p.ranks[k] % 8, static_cast<int>(k % 8)) << t;  // whole nodes, in GPU order
+    }
+    const int nodes = static_cast<int>(p.ranks.size()) / 8;
+    EXPECT_EQ(p.strategy,
+              nodes == 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise);
+    for (std::size_t k = 0; k < p.ranks.size(); k += 8) {
+      node_hotness[p.ranks[k] / 8] += model.tables[t].pooling / nodes;
+    }
+  }
+  // Every id of the model-parallel tables is served once: 214 per sample less the 32 of the 14
+  // replicated tables.
+  EXPECT_DOUBLE_EQ(node_hotness[0] + node_hotness[1], 182);
+  EXPECT_GT(node_hotness[0], 0);
+  EXPECT_GT(node_hotness[1], 0);
+}
+
 }  // namespace
 }  // namespace trainsim::models

@@ -647,6 +647,19 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
   return plan;
 }
 
+namespace {
+
+// HugeCTR's planner as its train.py picks it: per GPU on one node, per node (hier_auto) on more.
+HugectrPlannerOptions hugectr_options(const JobSpec& job, const ShardingContext& context,
+                                      int group) {
+  HugectrPlannerOptions o;
+  o.hierarchical = group > context.gpus_per_node && group % context.gpus_per_node == 0;
+  o.data_parallel_below_bytes = job.data_parallel_below_bytes;
+  return o;
+}
+
+}  // namespace
+
 ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context) {
   const int group = job.group.size(context.world, context.gpus_per_node);
   if (group > context.world || context.world % group != 0) {
@@ -658,8 +671,7 @@ ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context
   // strategy: plan).
   ShardingPlan plan =
       job.sharding == "greedy" || job.sharding == "plan" ? greedy_plan(context, group, job.hot_rows)
-      : job.sharding == "hugectr"
-          ? hugectr_plan(context, group, job.hot_rows)
+      : job.sharding == "hugectr" ? hugectr_plan(context, group, job.hot_rows, hugectr_options(job, context, group))
           : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
   if (job.plan.empty()) return plan;
   const RecsysModelSpec& model = *context.model;

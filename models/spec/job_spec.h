@@ -55,6 +55,8 @@ struct JobSpec {
   std::string sharding = "greedy";
   ShardingGroup group;
   double hot_rows = 0;
+  // strategy hugectr: tables smaller than this are replicated (its dp_sharding_threshold).
+  double data_parallel_below_bytes = 0;
   std::vector<PlannedTable> plan;
   SourceLocation sharding_location;
   std::optional<Dtype> embedding_communication;  // all-to-all payload (overrides the model)
