@@ -10,15 +10,25 @@
 namespace trainsim::models {
 namespace {
 
-TEST(HugectrPlannerTest, ReproducesThePrintedMlperfPlanOnOneNode) {
-  const auto model = std::get<RecsysModelSpec>(
+RecsysModelSpec dlrm() {
+  return std::get<RecsysModelSpec>(
       load_model_spec(std::string(TRAINSIM_SOURCE_DIR) + "/configs/models/dlrm-dcnv2.yaml"));
+}
+
+// `world` GPUs of 80 GB, 8 to a node.
+ShardingContext context(const RecsysModelSpec& model, int world, double batch) {
   ShardingContext c;
   c.model = &model;
-  c.world = 8;
+  c.world = world;
   c.gpus_per_node = 8;
-  c.batch_per_gpu = 6912;
+  c.batch_per_gpu = batch;
   c.gpu.hbm_capacity_bytes = 80e9;
+  return c;
+}
+
+TEST(HugectrPlannerTest, ReproducesThePrintedMlperfPlanOnOneNode) {
+  const RecsysModelSpec model = dlrm();
+  const ShardingContext c = context(model, 8, 6912);
   HugectrPlannerOptions o;
   o.comm_cost_ratio = 7.0 / 4;  // MEM_COMM_BW_RATIO 7 over mem_comm_work_ratio 8/2
   const ShardingPlan plan = hugectr_plan(c, 0, 0, o);
@@ -55,14 +65,8 @@ TEST(HugectrPlannerTest, ReproducesThePrintedMlperfPlanOnOneNode) {
 TEST(HugectrPlannerTest, SmallTablesGoDataParallelBelowTheThreshold) {
   // v3.1's multi-node threshold, 0.0125 GB: tables under 12,207 rows of 1 KiB (13 of the 26 plus
   // the 11,938-row one: 14) are replicated.
-  const auto model = std::get<RecsysModelSpec>(
-      load_model_spec(std::string(TRAINSIM_SOURCE_DIR) + "/configs/models/dlrm-dcnv2.yaml"));
-  ShardingContext c;
-  c.model = &model;
-  c.world = 8;
-  c.gpus_per_node = 8;
-  c.batch_per_gpu = 1056;
-  c.gpu.hbm_capacity_bytes = 80e9;
+  const RecsysModelSpec model = dlrm();
+  const ShardingContext c = context(model, 8, 1056);
   HugectrPlannerOptions o;
   o.comm_cost_ratio = 67.0 / 4;
   o.data_parallel_below_bytes = 0.0125e9;
@@ -80,14 +84,8 @@ TEST(HugectrPlannerTest, AcrossNodesItPlansPerNodeAndSplitsEachTableOverANodesGp
   // hier_auto on 2 nodes of 8: the buckets are the nodes (memory 8 x 60 GB each); every
   // model-parallel table is held by whole nodes, row-split over their GPUs (table-row-wise on
   // one node, so partial sums are reduced inside it first).
-  const auto model = std::get<RecsysModelSpec>(
-      load_model_spec(std::string(TRAINSIM_SOURCE_DIR) + "/configs/models/dlrm-dcnv2.yaml"));
-  ShardingContext c;
-  c.model = &model;
-  c.world = 16;
-  c.gpus_per_node = 8;
-  c.batch_per_gpu = 1056;
-  c.gpu.hbm_capacity_bytes = 80e9;
+  const RecsysModelSpec model = dlrm();
+  const ShardingContext c = context(model, 16, 1056);
   HugectrPlannerOptions o;
   o.hierarchical = true;
   o.comm_cost_ratio = 67.0 / 4;

@@ -53,6 +53,12 @@ RecsysModelSpec tiny_model() {
   return m;
 }
 
+ClusterSpec dgx_h100() { return load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml"); }
+
+RecsysModelSpec dlrm_dcnv2() {
+  return std::get<RecsysModelSpec>(load_model_spec(kSourceDir + "/configs/models/dlrm-dcnv2.yaml"));
+}
+
 JobSpec job(double batch, const std::string& sharding = "table_wise") {
   JobSpec j;
   j.name = "j";
@@ -79,7 +85,7 @@ TEST(RecsysTrainingTest, OneGpuStepByHand) {
 
 // A DGX H100 node and a model with one large Zipf(1.2) table row-wise over its 8 GPUs.
 struct SkewCase {
-  ClusterSpec cluster = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  ClusterSpec cluster = dgx_h100();
   RecsysModelSpec model;
   SkewCase(AccessDistribution access) {
     EmbeddingTableSpec t;
@@ -142,9 +148,8 @@ TEST(RecsysTrainingTest, OneAllReducePerGradientBucket) {
 }
 
 TEST(RecsysTrainingTest, SameInputsSameResult) {
-  const ClusterSpec cluster = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
-  const auto model =
-      std::get<RecsysModelSpec>(load_model_spec(kSourceDir + "/configs/models/dlrm-dcnv2.yaml"));
+  const ClusterSpec cluster = dgx_h100();
+  const RecsysModelSpec model = dlrm_dcnv2();
   const JobSpec j = job(8192, "greedy");
   const auto a = simulate_recsys_training(cluster, model, j, 2, {});
   const auto b = simulate_recsys_training(cluster, model, j, 2, {});
@@ -157,9 +162,8 @@ TEST(RecsysTrainingTest, SameInputsSameResult) {
 TEST(RecsysTrainingTest, FlowsAgreeWithTheAnalyticNetworkInsideANode) {
   // One node: every collective has the NVSwitch to itself (they run one at a time), so the flow
   // model and the analytic model should agree closely.
-  const ClusterSpec cluster = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
-  const auto model =
-      std::get<RecsysModelSpec>(load_model_spec(kSourceDir + "/configs/models/dlrm-dcnv2.yaml"));
+  const ClusterSpec cluster = dgx_h100();
+  const RecsysModelSpec model = dlrm_dcnv2();
   StepSimulationOptions analytic;
   analytic.network = NetworkModel::kAnalytic;
   const JobSpec j = job(8192, "greedy");
@@ -175,9 +179,8 @@ TEST(RecsysTrainingTest, GreedyPlanIsAtLeastAsFastAsEverySingleStrategy) {
   // no plan that uses one strategy for every table should beat it by more than 0.1% (the planner
   // balances its own estimate of each GPU's cost, not the simulated step; with derived multi-hot
   // ids the tables are nearly uniform and column-wise everywhere comes within 0.01% of it).
-  const ClusterSpec cluster = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
-  const auto model =
-      std::get<RecsysModelSpec>(load_model_spec(kSourceDir + "/configs/models/dlrm-dcnv2.yaml"));
+  const ClusterSpec cluster = dgx_h100();
+  const RecsysModelSpec model = dlrm_dcnv2();
   StepSimulationOptions analytic;
   analytic.network = NetworkModel::kAnalytic;
   const JobSpec greedy = job(8192, "greedy");
@@ -200,9 +203,8 @@ TEST(RecsysTrainingTest, AsyncWeightGradientsHideTheGradientAllToAll) {
   // DLRM-DCNv2 on one DGX H100 node: the same work, but the gradient all-to-all leaves after the
   // data gradients (half the top backward) instead of the whole top backward, so less of it is
   // exposed and the step is shorter.
-  const ClusterSpec cluster = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
-  const auto model =
-      std::get<RecsysModelSpec>(load_model_spec(kSourceDir + "/configs/models/dlrm-dcnv2.yaml"));
+  const ClusterSpec cluster = dgx_h100();
+  const RecsysModelSpec model = dlrm_dcnv2();
   StepSimulationOptions analytic;
   analytic.network = NetworkModel::kAnalytic;
   JobSpec sync = job(6912, "greedy");
