@@ -82,6 +82,8 @@ AccessDistribution parse_access(const ConfigNode& node, double rows, std::string
   AccessDistribution out = AccessDistribution::uniform(rows);
   const auto alpha = map.optional("alpha");
   const auto file = map.optional("file");
+  const auto hot_rows = map.optional("hot_rows");
+  const auto hot_mass = map.optional("hot_mass");
   if (kind == "uniform") {
     if (alpha) alpha->fail("applies only to distribution: zipf");
   } else if (kind == "zipf") {
@@ -98,10 +100,19 @@ AccessDistribution parse_access(const ConfigNode& node, double rows, std::string
     std::vector<double> counts = read_histogram(*file, p.string(), other);
     if (static_cast<double>(counts.size()) > rows) file->fail("lists more rows than the table has");
     out = AccessDistribution::histogram(rows, std::move(counts), other);
+  } else if (kind == "hot_set") {
+    if (!hot_rows) map.fail_missing("hot_rows", "a hot set needs its size");
+    if (!hot_mass) map.fail_missing("hot_mass", "a hot set needs its share of the lookups");
+    const double h = static_cast<double>(hot_rows->positive_integer());
+    if (h > rows) hot_rows->fail("exceeds the table's rows");
+    out = AccessDistribution::hot_set(rows, h, hot_mass->fraction());
   } else {
-    distribution.fail("must be uniform, zipf or histogram, got '" + kind + "'");
+    distribution.fail("must be uniform, zipf, histogram or hot_set, got '" + kind + "'");
   }
   if (file && kind != "histogram") file->fail("applies only to distribution: histogram");
+  for (const auto* key : {&hot_rows, &hot_mass}) {
+    if (*key && kind != "hot_set") (*key)->fail("applies only to distribution: hot_set");
+  }
   if (auto multi = map.optional("multi_hot")) {
     const std::string how = multi->as_string();
     if (how != "independent" && how != "derived") {
@@ -167,6 +178,10 @@ YAML::Node access_yaml(const EmbeddingTableSpec& t) {
   access["distribution"] = yaml_text(std::string(t.access.kind_name()));
   if (t.access.kind_name() == "zipf") access["alpha"] = yaml_text(format_plain(t.access.alpha()));
   if (t.access.kind_name() == "histogram") access["file"] = yaml_text(t.access_file);
+  if (t.access.kind_name() == "hot_set") {
+    access["hot_rows"] = yaml_text(format_whole(t.access.hot_rows()));
+    access["hot_mass"] = yaml_text(format_plain(t.access.hot_mass()));
+  }
   if (t.access.ids_per_sample() > 1) access["multi_hot"] = yaml_text("derived");
   return access;
 }
@@ -198,7 +213,9 @@ std::vector<RecsysParam> embedding_params() {
       "{distribution: uniform}, {distribution: zipf, alpha: A} (A >= 0; row k has probability "
       "proportional to k^-A), or {distribution: histogram, file: F}: one access count per line "
       "for rows 1, 2, ... (hottest first), optionally a line 'other C' for the remaining rows "
-      "together; # starts a comment; F is relative to the model file. With multi_hot: derived, "
+      "together; # starts a comment; F is relative to the model file; or {distribution: hot_set, "
+      "hot_rows: H, hot_mass: M}: the H hottest rows share M of the lookups evenly, the rest "
+      "the others. With multi_hot: derived, "
       "a sample's first id follows the distribution and its other pooling - 1 ids are fixed "
       "functions of it, uniformly placed (MLPerf DLRM-DCNv2's generator; default independent: "
       "every id drawn from the distribution)";

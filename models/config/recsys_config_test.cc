@@ -127,6 +127,19 @@ TEST(RecsysConfigTest, MultiHotIsIndependentOrDerived) {
   EXPECT_NE(e.message().find("must be independent or derived"), std::string::npos);
 }
 
+TEST(RecsysConfigTest, HotSetTakesItsSizeAndShare) {
+  const RecsysModelSpec m = parse_recsys_model_spec(ConfigNode::load_string(
+      with("{distribution: zipf, alpha: 1.1}", "{distribution: hot_set, hot_rows: 2, hot_mass: 0.5}"),
+      "m.yaml"));
+  EXPECT_DOUBLE_EQ(m.tables[1].access.probability(1), 0.25);
+  const ConfigError e = model_error(with("alpha: 1.1", "alpha: 1.1, hot_rows: 2"));
+  EXPECT_EQ(e.key_path(), "embedding.tables[1].access.hot_rows");
+  EXPECT_NE(e.message().find("applies only to distribution: hot_set"), std::string::npos);
+  const ConfigError big = model_error(
+      with("{distribution: zipf, alpha: 1.1}", "{distribution: hot_set, hot_rows: 11, hot_mass: 0.5}"));
+  EXPECT_NE(big.message().find("exceeds the table's rows"), std::string::npos) << big.message();
+}
+
 TEST(RecsysConfigTest, NegativeZipfAlphaIsRejected) {
   const ConfigError e = model_error(with("alpha: 1.1", "alpha: -0.5"));
   EXPECT_EQ(e.line(), 8);

@@ -59,6 +59,17 @@ AccessDistribution AccessDistribution::histogram(double rows, std::vector<double
   return d;
 }
 
+AccessDistribution AccessDistribution::hot_set(double rows, double hot_rows, double hot_mass) {
+  TRAINSIM_ASSERT(hot_rows >= 1 && hot_rows <= rows && hot_mass > 0 && hot_mass <= 1,
+                  "a hot set of 1 to all rows with a share in (0, 1]");
+  AccessDistribution d;
+  d.kind_ = Kind::kHotSet;
+  d.rows_ = rows;
+  d.hot_rows_ = hot_rows;
+  d.hot_mass_ = hot_mass;
+  return d;
+}
+
 double AccessDistribution::zipf_sum(double first, double last) const {
   if (last < first) return 0.0;
   double sum = 0.0;
@@ -135,8 +146,14 @@ double AccessDistribution::base_probability(double rank) const {
       return rank <= static_cast<double>(head_.size())
                  ? norm_ * head_[static_cast<std::size_t>(rank) - 1]
                  : norm_ * other_per_row_;
+    case Kind::kHotSet:
+      return rank <= hot_rows_ ? hot_mass_ / hot_rows_ : cold_probability();
   }
   return 0.0;
+}
+
+double AccessDistribution::cold_probability() const {
+  return rows_ > hot_rows_ ? (1 - hot_mass_) / (rows_ - hot_rows_) : 0.0;
 }
 
 double AccessDistribution::base_mass(double first, double last) const {
@@ -157,6 +174,10 @@ double AccessDistribution::base_mass(double first, double last) const {
       if (tail_first <= last) sum += (last - tail_first + 1) * other_per_row_;
       return norm_ * sum;
     }
+    case Kind::kHotSet: {
+      const double hot = std::max(0.0, std::min(last, hot_rows_) - first + 1);
+      return hot * hot_mass_ / hot_rows_ + (last - first + 1 - hot) * cold_probability();
+    }
   }
   return 0.0;
 }
@@ -165,6 +186,11 @@ double AccessDistribution::base_expected_unique(double lookups, double first, do
   first = std::max(first, 1.0);
   last = std::min(last, rows_);
   if (last < first || lookups <= 0) return 0.0;
+  if (kind_ == Kind::kHotSet) {  // two flat segments
+    const double hot = std::max(0.0, std::min(last, hot_rows_) - first + 1);
+    return hot * hits(hot_mass_ / hot_rows_, lookups) +
+           (last - first + 1 - hot) * hits(cold_probability(), lookups);
+  }
   double unique = 0.0;
   const double exact_end =
       std::min(last, std::max(first + kExactTerms - 1, static_cast<double>(head_.size())));
@@ -253,7 +279,10 @@ std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double l
 
 std::string_view AccessDistribution::kind_name() const {
   static const EnumNames<Kind> names = {
-      {Kind::kUniform, "uniform"}, {Kind::kZipf, "zipf"}, {Kind::kHistogram, "histogram"}};
+      {Kind::kUniform, "uniform"},
+      {Kind::kZipf, "zipf"},
+      {Kind::kHistogram, "histogram"},
+      {Kind::kHotSet, "hot_set"}};
   return names.name(kind_);
 }
 
@@ -273,6 +302,10 @@ std::string AccessDistribution::describe_base() const {
       return buffer;
     case Kind::kHistogram:
       std::snprintf(buffer, sizeof buffer, "histogram(%zu rows)", head_.size());
+      return buffer;
+    case Kind::kHotSet:
+      std::snprintf(buffer, sizeof buffer, "hot set(%g rows, %g of lookups)", hot_rows_,
+                    hot_mass_);
       return buffer;
   }
   return "?";

@@ -21,6 +21,9 @@ class AccessDistribution {
   // `counts[i]` is the access count of the (i+1)-th most popular row; `other` the total count of
   // all remaining rows, spread evenly over them.
   static AccessDistribution histogram(double rows, std::vector<double> counts, double other);
+  // A hot set plus a uniform tail: the `hot_rows` most popular rows share `hot_mass` of the
+  // lookups evenly, the other rows the rest.
+  static AccessDistribution hot_set(double rows, double hot_rows, double hot_mass);
   // Multi-hot ids derived from the first: each sample's first id follows this distribution and
   // its other `ids_per_sample` - 1 ids are fixed functions of it, uniformly placed over the rows
   // (MLPerf DLRM-DCNv2's generator). A row is then hit through its own first id (this
@@ -59,12 +62,15 @@ class AccessDistribution {
   // How it was given: "uniform", "zipf" (with alpha()) or "histogram".
   std::string_view kind_name() const;
   double alpha() const { return alpha_; }
+  double hot_rows() const { return hot_rows_; }  // hot set
+  double hot_mass() const { return hot_mass_; }
 
  private:
-  enum class Kind { kUniform, kZipf, kHistogram };
+  enum class Kind { kUniform, kZipf, kHistogram, kHotSet };
   double zipf_sum(double first, double last) const;  // sum of k^-alpha over [first, last]
   // The same for the first ids alone (derived multi-hot) or all ids (independent).
   double base_probability(double rank) const;
+  double cold_probability() const;  // hot set: a row outside it
   std::string describe_base() const;
   double base_mass(double first, double last) const;
   double base_expected_unique(double draws, double first, double last) const;
@@ -90,6 +96,7 @@ class AccessDistribution {
   std::vector<double> head_;         // histogram counts of the top rows
   std::vector<double> head_prefix_;  // prefix sums of head_
   double other_per_row_ = 0.0;
+  double hot_rows_ = 0, hot_mass_ = 0;  // hot set
   double derived_ = 1;  // ids per sample derived from its first id (1: independent ids)
   std::shared_ptr<HeadCache> cache_ = std::make_shared<HeadCache>();
 };

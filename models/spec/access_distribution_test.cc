@@ -153,5 +153,20 @@ TEST(AccessDistributionTest, DerivedMultiHotMatchesTheBenchmarksGenerator) {
   EXPECT_LT(independent / mean, 0.8) << independent << " vs " << mean;
 }
 
+TEST(AccessDistributionTest, HotSetWithAUniformTailByHand) {
+  // 1000 rows, the 10 hottest sharing half the lookups: 0.05 each, the other 990 0.5 / 990.
+  const auto d = AccessDistribution::hot_set(1000, 10, 0.5);
+  EXPECT_DOUBLE_EQ(d.probability(3), 0.05);
+  EXPECT_DOUBLE_EQ(d.probability(11), 0.5 / 990);
+  EXPECT_NEAR(d.mass(1, 1000), 1.0, 1e-12);
+  EXPECT_NEAR(d.mass(5, 20), 6 * 0.05 + 10 * 0.5 / 990, 1e-12);
+  // 100 lookups: 10 (1 - 0.95^100) hot rows and 990 (1 - (1 - 0.5/990)^100) others.
+  EXPECT_NEAR(d.expected_unique(100),
+              10 * (1 - std::pow(0.95, 100)) + 990 * (1 - std::pow(1 - 0.5 / 990, 100)), 1e-9);
+  double total = 0;
+  for (const double m : d.hashed_shard_mass(8, 5)) total += m;
+  EXPECT_NEAR(total, 1.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace trainsim::models
