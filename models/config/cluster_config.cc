@@ -343,13 +343,11 @@ std::vector<ClusterParam> nic_params() {
                "(Google's GPUDirect-TCPX/TCPXO), socket; systems on one transport share its "
                "per-hop latency"},
       net_transport_names(), [](auto& s) -> auto& { return s.nic.transport; });
-  auto read_transport = transport.read;
-  transport.read = [read_transport](const ConfigNode& n, ClusterSpec& c) {
-    read_transport(n, c);
+  transport = P::checked(transport, [](const ConfigNode&, ClusterSpec& c) {
     // TCP transports move data through host or device buffers without RDMA.
     const NetTransport t = c.nic.transport;
     c.nic.gpu_direct = t != NetTransport::kSocket && t != NetTransport::kTcpx && t != NetTransport::kTcpxo;
-  };
+  });
   std::vector<ClusterParam> out = {
       section,
       required(P::whole({.key = "nic.count", .help = "NICs per node"},

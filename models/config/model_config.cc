@@ -51,11 +51,9 @@ ParamTable<DenseModelSpec> make_dense_params() {
                                   .help = "number format of the GEMMs; the cluster's GPU must list a "
                                           "peak for it"},
                                  dtype_names(), [](auto& s) -> auto& { return s.compute_dtype; });
-  const auto read_compute = compute.read;
-  compute.read = [read_compute](const ConfigNode& n, DenseModelSpec& m) {
-    read_compute(n, m);
+  compute = P::checked(compute, [](const ConfigNode& n, DenseModelSpec& m) {
     m.compute_dtype_location = n.location();
-  };
+  });
   compute.required = true;
   for (DenseParam p : {
            required(P::quantity({.key = "flops_per_example",

@@ -238,8 +238,9 @@ struct Params {
     return p;
   }
 
-  // `p` with a further check once it is read (cross-key rules such as "must divide ...").
-  static P checked(P p, std::function<void(const ConfigNode&, const Spec&)> check) {
+  // `p` with more done once it is read: a cross-key rule ("must divide ..."), or a value derived
+  // from it (where it was given, a default of a later key).
+  static P checked(P p, std::function<void(const ConfigNode&, Spec&)> check) {
     auto read = std::move(p.read);
     p.read = [read, check](const ConfigNode& n, Spec& s) {
       read(n, s);

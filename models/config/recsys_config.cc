@@ -356,11 +356,9 @@ std::vector<RecsysParam> precision_params() {
       {.key = "precision.compute",
        .help = "format of the dense GEMMs; the cluster's GPU must list a peak for it"},
       dtype_names(), [](auto& s) -> auto& { return s.compute_dtype; });
-  const auto read_compute = compute.read;
-  compute.read = [read_compute](const ConfigNode& n, RecsysModelSpec& m) {
-    read_compute(n, m);
+  compute = P::checked(compute, [](const ConfigNode& n, RecsysModelSpec& m) {
     m.compute_dtype_location = n.location();
-  };
+  });
   return {
       P::section({.key = "precision", .help = "number formats"}),
       compute,

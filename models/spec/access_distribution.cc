@@ -122,11 +122,6 @@ double AccessDistribution::derived_hit(double lookups) const {
   return -std::expm1((derived_ - 1) * distinct_first * std::log1p(-1.0 / rows_));
 }
 
-double AccessDistribution::hit_probability(double rank, double lookups) const {
-  const double own = hits(base_probability(rank), lookups / derived_);
-  return own + derived_hit(lookups) * (1 - own);
-}
-
 double AccessDistribution::expected_unique(double lookups, double first, double last) const {
   first = std::max(first, 1.0);
   last = std::min(last, rows_);

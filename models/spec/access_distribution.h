@@ -37,8 +37,6 @@ class AccessDistribution {
   double probability(double rank) const;
   // Probability mass of ranks [first, last] (1-based, inclusive).
   double mass(double first, double last) const;
-  // Probability that `lookups` lookups hit the row of rank `rank` at least once.
-  double hit_probability(double rank, double lookups) const;
   double max_probability() const { return probability(1); }
 
   // Expected distinct rows among ranks [first, last] hit by `lookups` independent lookups over
