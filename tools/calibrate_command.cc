@@ -29,9 +29,10 @@ po::options_description calibrate_options() {
   // clang-format off
   o.add_options()
     ("help,h", "show this help")
-    ("cluster", po::value<std::string>()->default_value("configs/clusters/dgx-h100.yaml"),
+    ("cluster", po::value<std::string>(),
      "cluster spec to start from (its hardware figures are kept; the achieved fractions of its "
-     "links and the collective constants are fitted)")
+     "links and the collective constants are fitted); default configs/clusters/dgx-h100.yaml, "
+     "with --job the job's")
     ("nccl-tests", po::value<std::vector<std::string>>()->multitoken()->composing(),
      "nccl-tests log, repeatable. LOG:ALGO says the run forced NCCL_ALGO (ring, tree, nvls, "
      "nvls_tree, ...), otherwise a word in the file name (..._RING_...) or NCCL's own choice per "
@@ -54,6 +55,9 @@ po::options_description calibrate_options() {
     ("report-min-bytes", po::value<double>()->default_value(1048576.0),
      "sizes below this are fitted but left out of the error summary");
   // clang-format on
+  po::options_description job("options for a measured training run (--job, --measured)");
+  add_job_calibration_options(job);
+  o.add(job);
   return o;
 }
 
@@ -178,7 +182,9 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     out << "usage: trainsim calibrate --cluster FILE --nccl-tests LOG[:ALGO][@NxG]... [--env "
            "NAME=VALUE]...\n"
            "                          [--check LOG...] [-o calibrated.yaml]\n"
-           "       trainsim calibrate --check CLUSTER LOG...\n\n"
+           "       trainsim calibrate --check CLUSTER LOG...\n"
+           "       trainsim calibrate --job FILE --measured NODES:THROUGHPUT... [--set KEY=VALUE]...\n"
+           "                          [-o calibrated.yaml]\n\n"
            "The collective model runs what NCCL runs (its channels, algorithms, protocols and\n"
            "tuner); calibration fits only physical constants, by least squares on log(predicted /\n"
            "measured time) over every row of the logs: the achieved fraction of NVLink (or PCIe)\n"
@@ -191,11 +197,21 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
            "that pull one value apart, and values the cluster file set that the fit replaces.\n"
            "Each run's nodes and GPUs come from its device list (or LOG@NxG). The measured time\n"
            "of a row is the faster of its out-of-place and in-place times.\n\n"
+           "With --job and --measured, calibration fits a training run the user measured\n"
+           "(examples/s or step time at a node count): only the GPU's achieved fractions of peak\n"
+           "(gpu.gemm_efficiency, gpu.hbm_efficiency, gpu.embedding_efficiency,\n"
+           "gpu.embedding_backward_efficiency), each from the cluster's value with a prior\n"
+           "uncertainty (the spread of its public source), by the most probable values given the\n"
+           "measurements (Gauss-Newton in log space). Links, NICs, NCCL's constants, sharding and\n"
+           "overlap stay as the files give them, so predict on other node counts changes only by\n"
+           "physics. Each fraction is printed with its prior, its fitted value and uncertainty,\n"
+           "and how strongly the step depends on it; -o writes the cluster with them.\n\n"
         << options
         << "\nExit status: 0 success, 2 bad input (unreadable or malformed log, a run the\n"
            "cluster cannot hold).\n";
     return kExitOk;
   }
+  if (vm.count("job") || vm.count("measured")) return run_calibrate_job(vm, out, err);
   const auto env = parse_env(vm);
   const double min_bytes = vm["report-min-bytes"].as<double>();
   if (!vm.count("nccl-tests") && !vm.count("microbench")) {
@@ -222,7 +238,8 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   if (!gemm_dtype)
     throw UsageError("--gemm-dtype: unknown format '" + vm["gemm-dtype"].as<std::string>() + "'");
 
-  const std::string cluster_path = resolve_config_path(vm["cluster"].as<std::string>());
+  const std::string cluster_path = resolve_config_path(
+      vm.count("cluster") ? vm["cluster"].as<std::string>() : default_cluster_file());
   const models::ClusterSpec base = models::load_cluster_spec(cluster_path);
   std::vector<std::string> sources;
   std::vector<models::MeasuredRun> runs;

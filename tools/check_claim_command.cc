@@ -245,7 +245,7 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
       << "          at " << c.nodes << " nodes, ms per step: step " << ms(claimed_point.step_time)
       << " = compute " << ms(b.compute) << " + comm stall " << ms(b.exposed_communication)
       << " + imbalance " << ms(b.imbalance) << " + input " << ms(b.input_stall) << " + ckpt "
-      << ms(b.checkpoint) << "; dominant: " << dominant_cause(claimed_point) << "\n"
+      << ms(b.checkpoint) << " + eval " << ms(b.evaluation) << "; dominant: " << dominant_cause(claimed_point) << "\n"
       << "          bound " << printf_string("%.2fx", bound)
       << ": every transfer hidden behind compute (communication "
       << ms(claimed_point.communication_busy) << " ms per step against " << ms(b.compute)

@@ -109,6 +109,10 @@ void write_fit_table(std::ostream& out, const std::vector<models::FitRow>& rows,
 std::string display_fitted(double value, const std::string& unit);
 
 int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// calibrate --job --measured: the options, and the fit of a measured training run.
+void add_job_calibration_options(boost::program_options::options_description& options);
+int run_calibrate_job(const boost::program_options::variables_map& vm, std::ostream& out,
+                      std::ostream& err);
 int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -109,10 +109,11 @@ void write_stall_by_collective(std::ostream& out, const std::vector<models::Scal
 
 // Per node count: what limits the input pipeline, and the checkpoint schedule and its cost.
 void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
-  bool input = false, checkpoint = false;
+  bool input = false, checkpoint = false, evaluation = false;
   for (const auto& p : points) {
     input = input || (p.input && !p.input->limit.empty());
     checkpoint = checkpoint || p.checkpoint;
+    evaluation = evaluation || p.evaluation;
   }
   if (input) {
     out << "\ninput pipeline (per GPU): nodes, what limits it, its capacity (ex/s), stall per "
@@ -137,6 +138,22 @@ void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingP
           << duration(c.restore_seconds) << ", MTBF "
           << (c.cluster_mtbf_seconds > 0 ? duration(c.cluster_mtbf_seconds) : "-") << ", overhead "
           << printf_string("%.2f%%", 100.0 * c.overhead) << "\n";
+    }
+  }
+  if (evaluation) {
+    out << "\nevaluation: nodes, step (ms: forward pass, or reading its batch from storage if "
+           "longer), steps\nper evaluation, one evaluation, training steps between evaluations, "
+           "training throughput\nwithout it (ex/s)\n";
+    for (const auto& p : points) {
+      if (!p.evaluation) continue;
+      const models::EvaluationCost& e = *p.evaluation;
+      out << pad_left(std::to_string(p.nodes), 5) << "  "
+          << printf_string("%.3f", ms(e.step_time)) << " ms"
+          << (e.read_time >= e.step_time && e.read_time > 0 ? " (read)" : "") << ", "
+          << printf_string("%.0f", e.steps)
+          << " steps, " << duration(e.seconds) << ", every "
+          << printf_string("%.0f", e.steps_between) << " steps, "
+          << printf_string("%.0f", p.training_throughput) << " ex/s\n";
     }
   }
 }
@@ -172,12 +189,11 @@ void write_table(std::ostream& out, const PredictReport& r) {
          "times in ms per step: compute = local work on the GPU; comm stall = communication not\n"
          "hidden behind compute; imbalance = waiting in collectives for the slowest rank; input = "
          "waiting\n"
-         "for the batch; ckpt = checkpoint and failure overhead per step; slowest = the rank with "
-         "the most\n"
-         "local compute; dominant = the largest loss (comm stall, imbalance, input or ckpt) once "
-         "losses\n"
-         "reach 10% of the step, else compute. Comm stall by collective: the comm stall shared\n"
-         "in proportion to each collective's transfer time that its GPU's compute does not hide.\n";
+         "for the batch; ckpt = checkpoint and failure overhead per step; eval = the evaluation\n"
+         "phases per step; slowest = the rank with the most local compute; dominant = the largest\n"
+         "loss (comm stall, imbalance, input, ckpt or eval) once losses reach 10% of the step,\n"
+         "else compute. Comm stall by collective: the comm stall shared in proportion to each\n"
+         "collective's transfer time that its GPU's compute does not hide.\n";
 }
 
 void write_csv(std::ostream& out, const PredictReport& r) {

@@ -51,6 +51,12 @@ const std::vector<ResultColumn>& result_columns() {
      &models::StepBreakdown::input_stall, "input stall"},
     {"checkpoint", "ckpt", 6, "s", Kind::kPart, true, "%.3f", 1e3, nullptr, nullptr,
      &models::StepBreakdown::checkpoint, "checkpoint"},
+    {"evaluation", "eval", 6, "s", Kind::kPart, true, "%.3f", 1e3, nullptr, nullptr,
+     &models::StepBreakdown::evaluation, "evaluation"},
+    // Examples/s of the training steps alone (throughput includes the evaluation phases): in CSV,
+    // JSON and sweep rows.
+    {"training_throughput_examples_per_s", "training throughput", 0, "examples/s", Kind::kNumber,
+     true, "%.0f", 1, [](const P& p) { return p.training_throughput; }, nullptr},
     // The communication stall by collective: in CSV, JSON and sweep rows, and in the terminal as
     // its own section below the table (width 0: not a table column).
     {"stall_id_all_to_all_s", "id all-to-all", 0, "s", Kind::kNumber, true, "%.3f", 1e3,

@@ -15,6 +15,7 @@
 #include "models/calibration/collective_calibration.h"
 #include "models/config/cluster_config.h"
 #include "models/config/validation_case.h"
+#include "models/scaling/job_calibration.h"
 #include "models/spec/config_error.h"
 #include "tools/cli.h"
 
@@ -167,6 +168,144 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
   return failed == 0 ? kExitOk : kExitFailure;
 }
 
+// A number of the measurement table: `_Msps` columns are millions of examples/s.
+double measured_value(const models::TrainingCase& c, const models::CsvRow& row,
+                      const std::string& column) {
+  const std::string* text = row.get(column);
+  if (!text) {
+    throw models::ConfigError(c.file, c.measurements_line, 1, "measurements",
+                              c.measurements + " has no column '" + column + "'");
+  }
+  double value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stod(*text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text->size() || !(value > 0)) {
+    throw models::ConfigError(c.measurements, row.line, 1, column,
+                              "'" + *text + "' is not a positive number");
+  }
+  const bool millions = column.size() > 5 && column.substr(column.size() - 5) == "_Msps";
+  return millions ? value * 1e6 : value;
+}
+
+std::string row_field(const models::TrainingCase& c, const models::CsvRow& row,
+                      const std::string& column) {
+  const std::string* text = row.get(column);
+  if (!text) {
+    throw models::ConfigError(c.file, c.measurements_line, 1, "measurements",
+                              c.measurements + " has no column '" + column + "'");
+  }
+  return *text;
+}
+
+// The scenario of one row: its GPU's cluster, the case's job and settings.
+models::Scenario training_scenario(const models::TrainingCase& c, const models::CsvRow& row) {
+  const std::string gpu = row_field(c, row, "gpu");
+  const auto system = std::find_if(c.systems.begin(), c.systems.end(),
+                                   [&](const auto& s) { return s.gpu == gpu; });
+  if (system == c.systems.end()) {
+    throw models::ConfigError(c.file, 0, 1, "systems",
+                              "no cluster for gpu '" + gpu + "' (" + c.measurements + " line " +
+                                  std::to_string(row.line) + ")");
+  }
+  std::vector<models::ConfigOverride> overrides;
+  for (const auto& [key, value] : c.set) {
+    overrides.push_back(models::make_override(key, value, {c.file, 0, 0, "set." + key}));
+  }
+  ConfigFiles files;
+  files.cluster = system->cluster;
+  files.job = c.job;
+  return load_configs(files, overrides);
+}
+
+int row_nodes(const models::TrainingCase& c, const models::CsvRow& row) {
+  const std::string text = row_field(c, row, "nodes");
+  std::size_t used = 0;
+  int nodes = 0;
+  try {
+    nodes = std::stoi(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || nodes < 1) {
+    throw models::ConfigError(c.measurements, row.line, 1, "nodes",
+                              "'" + text + "' is not a node count");
+  }
+  return nodes;
+}
+
+// Calibrates on the fit row, predicts every row; returns whether all are within the bound.
+bool run_training_case(const models::TrainingCase& c, std::ostream& out) {
+  const std::vector<models::CsvRow> rows = models::read_csv_table(resolve_config_path(c.measurements));
+  const auto fit_row = std::find_if(rows.begin(), rows.end(), [&](const models::CsvRow& r) {
+    const std::string* system = r.get("system");
+    return system && *system == c.fit_system;
+  });
+  if (fit_row == rows.end()) {
+    throw models::ConfigError(c.file, c.fit_line, 1, "fit.system",
+                              "no row of " + c.measurements + " has system '" + c.fit_system + "'");
+  }
+  const models::Scenario fit_scenario = training_scenario(c, *fit_row);
+  const int fit_nodes = row_nodes(c, *fit_row);
+  check_simulation_inputs(fit_scenario, {fit_nodes});
+  bool fit_training_only = true;
+  for (const auto& column : c.columns) {
+    if (column.name == c.fit_column) fit_training_only = column.measures == "train_only";
+  }
+  const models::JobCalibration fit = models::calibrate_job(
+      fit_scenario.cluster, fit_scenario.workload,
+      {{fit_nodes, measured_value(c, *fit_row, c.fit_column), 0.0, fit_training_only}}, {});
+  out << "== " << c.name << " (" << c.file << ")\n"
+      << "calibrated on " << c.fit_system << " " << c.fit_column << " ("
+      << fit_scenario.cluster.name << "); the fitted / prior ratio of each fraction carried to "
+      << "every row's cluster:\n";
+  char line[512];
+  for (const auto& p : fit.parameters) {
+    std::snprintf(line, sizeof line, "  %-36s %.4f -> %.4f +- %.4f (x%.3f)\n", p.key.c_str(),
+                  p.prior, p.value, p.uncertainty, p.value / p.prior);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "%-8s %-28s %-18s %5s %-16s %12s %12s %8s %7s\n", "round",
+                "system", "gpu", "nodes", "column", "measured", "predicted", "error", "bound");
+  out << line;
+  bool pass = true;
+  for (const models::CsvRow& row : rows) {
+    models::Scenario s = training_scenario(c, row);
+    const int nodes = row_nodes(c, row);
+    check_simulation_inputs(s, {nodes});
+    const auto& priors = models::job_calibration_priors();
+    for (std::size_t j = 0; j < priors.size(); ++j) {
+      double& value = s.cluster.gpu.*priors[j].field;
+      value = std::min(1.0, value * fit.parameters[j].value / fit.parameters[j].prior);
+    }
+    const models::ScalingStudy study =
+        models::run_scaling_study(s.cluster, s.workload, {nodes}, {});
+    const models::ScalingPoint& point = study.points.front();
+    for (const auto& col : c.columns) {
+      const std::string& column = col.name;
+      const double measured = measured_value(c, row, column);
+      const double predicted =
+          col.measures == "end_to_end" ? point.throughput : point.training_throughput;
+      const double error = (predicted - measured) / measured;
+      const bool fitted = &row == &*fit_row && column == c.fit_column;
+      const bool ok = fitted || std::abs(error) <= col.max_error;
+      pass &= ok;
+      const std::string* round = row.get("round");
+      std::snprintf(line, sizeof line,
+                    "%-8s %-28s %-18s %5d %-16s %12.0f %12.0f %7.1f%% %6.0f%%  %s\n",
+                    round ? round->c_str() : "", row_field(c, row, "system").c_str(),
+                    row_field(c, row, "gpu").c_str(), nodes, column.c_str(), measured, predicted,
+                    100 * error, 100 * col.max_error, fitted ? "fitted" : ok ? "PASS" : "FAIL");
+      out << line;
+    }
+  }
+  std::snprintf(line, sizeof line, "   %s: every row within its column's bound\n\n",
+                pass ? "PASS" : "FAIL");
+  out << line;
+  return pass;
+}
+
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
@@ -195,16 +334,27 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
         << options << "\nExit status: 0 all cases pass, 1 a case fails, 2 bad input.\n";
     return kExitOk;
   }
-  const std::vector<std::string> targets = vm.count("case")
-                                               ? vm["case"].as<std::vector<std::string>>()
-                                               : std::vector<std::string>{"validation/collectives"};
+  const std::vector<std::string> targets =
+      vm.count("case") ? vm["case"].as<std::vector<std::string>>()
+                       : std::vector<std::string>{"validation/collectives", "validation/training"};
   const std::vector<std::string> files = case_files(targets);
   if (files.empty()) throw UsageError("validate: no case files found");
   std::vector<models::ValidationCase> cases;
-  for (const std::string& file : files) cases.push_back(models::load_validation_case(file));
-  if (vm.count("leave-one-out")) return leave_one_out(cases, vm.count("summary") > 0, out);
+  std::vector<models::TrainingCase> training;
+  for (const std::string& file : files) {
+    if (models::is_training_case(file)) {
+      training.push_back(models::load_training_case(file));
+    } else {
+      cases.push_back(models::load_validation_case(file));
+    }
+  }
+  if (vm.count("leave-one-out")) {
+    if (cases.empty()) throw UsageError("validate --leave-one-out: no collective cases given");
+    return leave_one_out(cases, vm.count("summary") > 0, out);
+  }
 
   int failed = 0;
+  for (const models::TrainingCase& c : training) failed += run_training_case(c, out) ? 0 : 1;
   char line[512];
   for (const models::ValidationCase& c : cases) {
     const models::ClusterSpec base = case_cluster(c);

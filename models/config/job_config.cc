@@ -1,5 +1,6 @@
 #include "models/config/job_config.h"
 
+#include <cmath>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -231,6 +232,57 @@ std::vector<JobParam> overlap_params() {
   };
 }
 
+std::vector<JobParam> evaluation_params() {
+  JobParam every = P::custom(
+      {.key = "evaluation.every", .type = "epochs or examples", .range = "> 0",
+       .help = "training between two evaluations: '0.05 epoch' (of the model's dataset.examples) "
+               "or '200000000 examples'",
+       .source = "MLPerf DLRM-DCNv2: every 0.05 epoch"},
+      [](const ConfigNode& n, JobSpec& job) {
+        std::istringstream in(n.as_string());
+        double value = 0;
+        std::string unit, rest;
+        in >> value >> unit;
+        const bool read = !in.fail();
+        in >> rest;
+        if (read && !(value > 0)) n.fail("must be positive, got '" + n.as_string() + "'");
+        const bool epochs = unit == "epoch" || unit == "epochs";
+        if (!read || !rest.empty() || !(epochs || unit == "examples") || !std::isfinite(value)) {
+          n.fail("must be a number of epochs ('0.05 epoch') or examples ('200000000 examples'), "
+                 "got '" + n.as_string() + "'");
+        }
+        job.evaluation.every = value;
+        job.evaluation.every_in_epochs = epochs;
+        job.evaluation.every_location = n.location();
+      },
+      [](const JobSpec& job) -> std::optional<YAML::Node> {
+        if (!job.evaluation.configured) return std::nullopt;
+        return yaml_text(format_plain(job.evaluation.every) +
+                         (job.evaluation.every_in_epochs ? " epoch" : " examples"));
+      });
+  every.required = true;
+  every.why = "an evaluation needs its interval";
+  JobParam examples = P::whole(
+      {.key = "evaluation.examples", .help = "examples of one evaluation (the evaluation set)",
+       .source = "MLPerf DLRM-DCNv2: 89,137,319"},
+      [](auto& s) -> auto& { return s.evaluation.examples; });
+  examples.required = true;
+  examples.why = "an evaluation needs its size";
+  return {
+      configured_section<JobSpec>(
+          {.key = "evaluation",
+           .help = "periodic evaluation: forward-only steps between training steps, not "
+                   "overlapped with them (without it: none)"},
+          [](auto& s) -> auto& { return s.evaluation; }),
+      every,
+      examples,
+      P::whole({.key = "evaluation.global_batch", .default_text = "the training's global batch",
+                .help = "examples per evaluation step over all GPUs",
+                .source = "MLPerf DLRM-DCNv2: 262,144"},
+               [](auto& s) -> auto& { return s.evaluation.global_batch; }),
+  };
+}
+
 ParamTable<JobSpec> make_job_params() {
   std::vector<JobParam> params = name_params<JobSpec>("job");
   const auto add = [&params](std::vector<JobParam> more) {
@@ -250,6 +302,7 @@ ParamTable<JobSpec> make_job_params() {
   add(overlap_params());
   add(dataloader_params<JobSpec>([](auto& s) -> auto& { return s.dataloader; }));
   add(checkpoint_params<JobSpec>([](auto& s) -> auto& { return s.checkpoint; }));
+  add(evaluation_params());
   params.push_back(P::custom(
       {.key = "target_quality", .type = "number", .default_text = "the model's convergence.target",
        .help = "time-to-quality target"},

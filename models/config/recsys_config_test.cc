@@ -253,3 +253,50 @@ TEST_F(JobConfigTest, UnknownStrategyAndBatchErrorsNameTheKey) {
 
 }  // namespace
 }  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+class EvaluationConfigTest : public JobConfigTest {};
+
+TEST_F(EvaluationConfigTest, EveryIsEpochsOrExamples) {
+  const JobSpec job = load(R"(name: j
+batch_per_gpu: 16
+evaluation:
+  every: 0.05 epoch
+  examples: 89137319
+  global_batch: 262144
+)");
+  EXPECT_TRUE(job.evaluation.configured);
+  EXPECT_DOUBLE_EQ(job.evaluation.every, 0.05);
+  EXPECT_TRUE(job.evaluation.every_in_epochs);
+  EXPECT_DOUBLE_EQ(job.evaluation.examples, 89137319);
+  EXPECT_DOUBLE_EQ(job.evaluation.global_batch, 262144);
+  const JobSpec examples = load("name: j\nbatch_per_gpu: 16\nevaluation: {every: 2000 examples, "
+                                "examples: 100}\n");
+  EXPECT_FALSE(examples.evaluation.every_in_epochs);
+  EXPECT_DOUBLE_EQ(examples.evaluation.every, 2000);
+  EXPECT_DOUBLE_EQ(examples.evaluation.global_batch, 0);  // the training's
+  EXPECT_FALSE(load("name: j\nbatch_per_gpu: 16\n").evaluation.configured);
+}
+
+TEST_F(EvaluationConfigTest, BadIntervalsAndMissingKeysAreErrorsAtTheKey) {
+  for (const char* every : {"0.05 hours", "0 epoch", "epoch", "1 epoch 2"}) {
+    try {
+      load(std::string("name: j\nbatch_per_gpu: 16\nevaluation: {every: ") + every +
+           ", examples: 10}\n");
+      ADD_FAILURE() << every;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key_path(), "evaluation.every") << every;
+    }
+  }
+  try {
+    load("name: j\nbatch_per_gpu: 16\nevaluation: {every: 1 epoch}\n");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key_path(), "evaluation.examples") << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::models

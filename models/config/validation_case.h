@@ -45,4 +45,49 @@ struct ValidationCase {
 
 ValidationCase load_validation_case(const std::string& path);
 
+// A training validation case (validation/training/*.yaml): a job, a table of published
+// throughputs (CSV), one row to calibrate the GPU's fractions on (trainsim calibrate --job), and
+// every row predicted from that one fit, each on the cluster of its GPU, within a bound.
+struct TrainingCaseSystem {
+  std::string gpu;      // the table's `gpu` column
+  std::string cluster;  // cluster file for rows of that GPU
+  int line = 0;
+};
+
+struct TrainingCase {
+  std::string file;
+  std::string name;
+  std::string description;
+  std::string job;
+  // --set style settings for every row ("job.global_batch" -> "55296").
+  std::vector<std::pair<std::string, std::string>> set;
+  std::string measurements;  // CSV path, relative to the repository root
+  int measurements_line = 0;
+  std::string fit_system;  // the row (its `system` column) the fit uses
+  std::string fit_column;  // the column (examples/s in millions) it fits
+  int fit_line = 0;
+  // The columns every row is predicted on, what each measures ("train_only": the training
+  // steps' throughput; "end_to_end": with the job's evaluation phases), and its bound.
+  struct Column {
+    std::string name;
+    std::string measures;
+    double max_error = 0.10;
+  };
+  std::vector<Column> columns;
+  std::vector<TrainingCaseSystem> systems;
+};
+
+// True for a case file that names a job (a training case), false for a collective one.
+bool is_training_case(const std::string& path);
+TrainingCase load_training_case(const std::string& path);
+
+// A CSV table with a header row; lines starting with '#' are comments. Throws ConfigError (at the
+// line) for a row whose field count differs from the header's.
+struct CsvRow {
+  int line = 0;
+  std::vector<std::pair<std::string, std::string>> fields;  // header name -> value
+  const std::string* get(const std::string& name) const;
+};
+std::vector<CsvRow> read_csv_table(const std::string& path);
+
 }  // namespace trainsim::models

@@ -30,9 +30,10 @@ double storage_bytes_per_example(const Workload& w) {
   return 0.0;
 }
 
-// The input pipeline, checkpoints and time-to-quality on top of the simulated step.
+// The input pipeline, checkpoints, evaluation and time-to-quality on top of the simulated step.
 void add_beyond_the_step(ScalingPoint& p, const ClusterSpec& cluster, const Workload& w,
-                         double batch_per_gpu, const QualityTarget* target, std::uint64_t seed) {
+                         double batch_per_gpu, const QualityTarget* target, std::uint64_t seed,
+                         const std::optional<EvaluationCost>& evaluation) {
   if (w.job && w.job->dataloader.configured) {
     InputPipelineInputs in;
     in.dataloader = w.job->dataloader;
@@ -61,6 +62,14 @@ void add_beyond_the_step(ScalingPoint& p, const ClusterSpec& cluster, const Work
     const Time overhead =
         static_cast<Time>(std::llround(static_cast<double>(p.step_time) * p.checkpoint->overhead));
     p.breakdown.checkpoint += overhead;
+    p.step_time += overhead;
+  }
+  p.training_throughput = p.global_batch / to_seconds(p.step_time);
+  if (evaluation) {
+    p.evaluation = evaluation;
+    const Time overhead =
+        time_from_seconds(evaluation->seconds / std::max(1.0, evaluation->steps_between));
+    p.breakdown.evaluation += overhead;
     p.step_time += overhead;
   }
   p.throughput = p.global_batch / to_seconds(p.step_time);
@@ -204,7 +213,48 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   p.communication_busy = result.communication_busy;
   p.events = result.events;
   if (trace && result.trace) *trace = result.trace;
-  add_beyond_the_step(p, cluster, workload, batch_per_gpu, target, options.seed);
+  std::optional<EvaluationCost> evaluation;
+  if (job && job->evaluation.configured) {
+    const EvaluationSpec& e = job->evaluation;
+    const double eval_batch = e.global_batch > 0 ? e.global_batch : p.global_batch;
+    StepSimulationOptions eval_options = effective;
+    eval_options.keep_trace = false;
+    EvaluationCost cost;
+    if (recsys) {
+      cost.step_time = simulate_recsys_evaluation(cluster, *recsys, *job, nodes,
+                                                  eval_batch / p.gpus, *plan, eval_options)
+                           .step_time;
+    } else {
+      DenseModelSpec forward = *dense;
+      forward.batch_per_gpu = eval_batch / p.gpus;
+      cost.step_time = time_from_seconds(to_seconds(dense_compute_time(forward, cluster.gpu)) *
+                                         (1.0 - forward.backward_flops_fraction));
+    }
+    // The evaluation's reader streams each batch from storage while the previous one computes
+    // (HugeCTR's asynchronous raw reader): a step takes the longer of its forward pass and its
+    // read at the node's share of the storage bandwidth.
+    double read_bw = cluster.storage.read_bytes_per_s_per_node;
+    if (cluster.storage.shared_read_bytes_per_s > 0) {
+      const double share = cluster.storage.shared_read_bytes_per_s / nodes;
+      read_bw = read_bw > 0 ? std::min(read_bw, share) : share;
+    }
+    if (read_bw > 0) {
+      cost.read_time = time_from_seconds(eval_batch / nodes * storage_bytes_per_example(workload) /
+                                         read_bw);
+      cost.step_time = std::max(cost.step_time, cost.read_time);
+    }
+    const double epoch = dataset_of(workload).examples;
+    if (e.every_in_epochs && !(epoch > 0)) {
+      throw ConfigError(e.every_location,
+                        "an interval in epochs needs the model's dataset.examples (or give "
+                        "'N examples')");
+    }
+    cost.steps = std::ceil(e.examples / eval_batch);
+    cost.seconds = cost.steps * to_seconds(cost.step_time);
+    cost.steps_between = e.every * (e.every_in_epochs ? epoch : 1.0) / p.global_batch;
+    evaluation = cost;
+  }
+  add_beyond_the_step(p, cluster, workload, batch_per_gpu, target, options.seed, evaluation);
   return p;
 }
 

@@ -1,8 +1,8 @@
 // Runs the training-step simulation for each node count and derives the scaling figures:
 // throughput (examples/s), speedup = throughput(N) / throughput(baseline) with the smallest node
 // count as baseline, and efficiency = speedup / (N / N_baseline). Beyond the step, it adds the
-// input pipeline's stalls, the checkpoint and failure overhead (folded into the step time and
-// throughput), and time-to-quality from the model's convergence at each global batch.
+// input pipeline's stalls, the checkpoint and failure overhead and the evaluation phases (folded
+// into the step time and throughput), and time-to-quality from the model's convergence at each global batch.
 #pragma once
 
 #include <memory>
@@ -20,6 +20,15 @@
 
 namespace trainsim::models {
 
+// The job's evaluation phases, spread over the training steps between them.
+struct EvaluationCost {
+  Time step_time = 0;          // one evaluation step: its forward pass, or its read if longer
+  Time read_time = 0;          // reading one evaluation batch from storage (0: no storage given)
+  double steps = 0.0;          // per evaluation: ceil(examples / evaluation batch)
+  double seconds = 0.0;        // one evaluation
+  double steps_between = 0.0;  // training steps from one evaluation to the next
+};
+
 struct ScalingPoint {
   int nodes = 0;
   int gpus = 0;
@@ -36,6 +45,10 @@ struct ScalingPoint {
   // Beyond the step (set when the job configures them).
   std::optional<InputPipelineResult> input;
   std::optional<CheckpointCost> checkpoint;
+  std::optional<EvaluationCost> evaluation;
+  // Examples/s of the training steps alone, without the evaluation phases (throughput includes
+  // them: it is what the wall clock gives).
+  double training_throughput = 0.0;
   // Time-to-quality: examples and steps the global batch needs to reach the target, and the wall
   // time (NaN when the convergence model gives no absolute number of examples).
   double examples_to_target = 0.0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/spec/test_fixtures.h"
+
 namespace trainsim::models {
 namespace {
 
@@ -103,6 +105,73 @@ TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {
   const Time latency = time_from_seconds((8.4 + 2 * 14.0) * 1.4 * 1e-6);
   EXPECT_EQ(study.points[0].step_time,
             5 * kMillisecond + latency + transfer_time(100e6, 25e9));
+}
+
+}  // namespace
+}  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+// One GPU of 100 TFLOP/s at 50% GEMM efficiency; a dense model of 1 GFLOP per example, a quarter
+// of it forward, batch 100: a training step is 1e11 / 5e13 = 2 ms (one GPU: no all-reduce).
+Workload evaluated_model(double every_examples) {
+  DenseModelSpec m;
+  m.name = "m";
+  m.flops_per_example = 1e9;
+  m.backward_flops_fraction = 0.75;
+  m.parameter_bytes = 1e6;
+  m.batch_per_gpu = 100;
+  m.dataset.bytes_per_example = 100;
+  JobSpec job;
+  job.name = "j";
+  job.batch_per_gpu = 100;
+  job.evaluation.configured = true;
+  job.evaluation.every = every_examples;
+  job.evaluation.every_in_epochs = false;
+  job.evaluation.examples = 1000;
+  job.evaluation.global_batch = 400;
+  return Workload{m, job};
+}
+
+ClusterSpec one_gpu_node() { return testing::small_node(1); }
+
+TEST(ScalingStudyTest, EvaluationIsForwardStepsSpreadOverTheTrainingStepsBetween) {
+  // An evaluation step of 400 examples is the forward quarter of 4e11 FLOP at 5e13 FLOP/s: 2 ms;
+  // 1000 examples take ceil(1000 / 400) = 3 steps, 6 ms. Every 1000 training examples (10 steps
+  // of 100) that is 0.6 ms a step: 2.6 ms, 38,461.5 examples/s; training alone 50,000.
+  const ScalingPoint p =
+      simulate_point(one_gpu_node(), evaluated_model(1000), 1, 100, StepSimulationOptions{});
+  ASSERT_TRUE(p.evaluation.has_value());
+  EXPECT_EQ(p.evaluation->step_time, 2 * kMillisecond);
+  EXPECT_DOUBLE_EQ(p.evaluation->steps, 3.0);
+  EXPECT_DOUBLE_EQ(p.evaluation->seconds, 6e-3);
+  EXPECT_DOUBLE_EQ(p.evaluation->steps_between, 10.0);
+  EXPECT_EQ(p.breakdown.evaluation, 600 * kMicrosecond);
+  EXPECT_EQ(p.step_time, 2600 * kMicrosecond);
+  EXPECT_NEAR(p.throughput, 100 / 2.6e-3, 1e-6);
+  EXPECT_NEAR(p.training_throughput, 50000.0, 1e-6);
+}
+
+TEST(ScalingStudyTest, AnEvaluationStepWaitsForItsReadFromStorage) {
+  // Its 400 examples of 100 B read at 10 MB/s take 4 ms, longer than the 2 ms forward pass: an
+  // evaluation is 12 ms, 1.2 ms per training step.
+  ClusterSpec c = one_gpu_node();
+  c.storage.read_bytes_per_s_per_node = 10e6;
+  const ScalingPoint p = simulate_point(c, evaluated_model(1000), 1, 100, StepSimulationOptions{});
+  EXPECT_EQ(p.evaluation->read_time, 4 * kMillisecond);
+  EXPECT_EQ(p.evaluation->step_time, 4 * kMillisecond);
+  EXPECT_EQ(p.breakdown.evaluation, 1200 * kMicrosecond);
+}
+
+TEST(ScalingStudyTest, AnIntervalInEpochsNeedsTheDatasetSize) {
+  Workload w = evaluated_model(0.5);
+  w.job->evaluation.every_in_epochs = true;
+  EXPECT_THROW(simulate_point(one_gpu_node(), w, 1, 100, StepSimulationOptions{}), ConfigError);
+  // Half an epoch of 2000 examples is 10 steps of 100, as above.
+  std::get<DenseModelSpec>(w.model).dataset.examples = 2000;
+  const ScalingPoint p = simulate_point(one_gpu_node(), w, 1, 100, StepSimulationOptions{});
+  EXPECT_DOUBLE_EQ(p.evaluation->steps_between, 10.0);
 }
 
 }  // namespace

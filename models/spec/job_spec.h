@@ -77,6 +77,7 @@ struct JobSpec {
   // Beyond the step.
   DataloaderSpec dataloader;
   CheckpointSpec checkpoint;
+  EvaluationSpec evaluation;
   std::optional<double> target_quality;  // overrides the model's convergence target
   SourceLocation target_location;
 };

@@ -86,4 +86,17 @@ struct CheckpointSpec {
   SourceLocation location;
 };
 
+// Periodic evaluation on a held-out set: a phase of forward-only steps between training steps,
+// not overlapped with them (MLPerf DLRM-DCNv2: every 0.05 epoch, the whole evaluation set of
+// 89,137,319 examples at a batch of 262,144).
+struct EvaluationSpec {
+  bool configured = false;
+  double every = 0.0;           // training between two evaluations, in epochs or in examples
+  bool every_in_epochs = true;  // epochs need the model's dataset.examples
+  double examples = 0.0;        // examples of one evaluation
+  double global_batch = 0.0;    // examples per evaluation step over all GPUs (0: the training's)
+  SourceLocation location;
+  SourceLocation every_location;
+};
+
 }  // namespace trainsim::models

@@ -48,6 +48,7 @@ struct StepBreakdown {
   Time imbalance = 0;              // time ranks wait in collectives for the slowest rank
   Time input_stall = 0;            // time a step waits for its batch
   Time checkpoint = 0;             // checkpoint and failure-recovery overhead per step
+  Time evaluation = 0;             // evaluation phases, per training step
 };
 
 struct StepTrace {

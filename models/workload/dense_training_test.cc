@@ -3,25 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include "models/spec/test_fixtures.h"
+
 namespace trainsim::models {
 namespace {
 
 // One node of 4 GPUs on an NVSwitch: 100 GB/s per GPU link. A ring all-reduce (Simple) costs NCCL's
 // latency, 8.4 us + 6 steps x 3.4 us per NVLink step = 28.8 us, plus 2 (P-1)/P S / 100 GB/s.
 // GPUs do 100 TFLOP/s BF16 at 50% efficiency.
-ClusterSpec small_node() {
-  ClusterSpec c;
-  c.name = "small";
-  c.nodes = 1;
-  c.gpus_per_node = 4;
-  c.gpu.model = "G";
-  c.gpu.peak_flops_per_s[Dtype::kBf16] = 100e12;
-  c.gpu.gemm_efficiency = 0.5;
-  c.gpu.hbm_bandwidth_bytes_per_s = 1e12;
-  c.gpu.hbm_capacity_bytes = 1e10;
-  c.intra_node.gpu_link = LinkClassSpec{100e9, kMicrosecond, 1.0};
-  return c;
-}
+ClusterSpec small_node() { return testing::small_node(4); }
 
 // 1 GFLOP per example, batch 100: 100 GFLOP at 50 TFLOP/s = 2 ms; backward 75% = 1.5 ms.
 DenseModelSpec small_model(double parameter_bytes, bool overlap, int buckets) {

@@ -197,28 +197,47 @@ StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const
 
 // One rank's tasks of step `s`. `previous_start`: the rank's start of step s - 1 (the batch of
 // step s is copied when step s - 1 starts: one batch prefetched); returns this step's start.
+// The forward pass of one rank's step `s`: the batch's copy (issued when step s - 1 started: one
+// batch prefetched), the id all-to-all, the bottom MLP, the lookup, the pooled-embedding
+// all-to-all and the top part. `kind` prefixes the step's start and copy ("", "eval ").
+struct ForwardTasks {
+  TaskId start, bottom, top;
+};
+ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collective* ids_all_to_all,
+                              Collective* embeddings_all_to_all, const RankLoad& load, int s,
+                              int r, std::optional<TaskId> previous_start, const std::string& kind) {
+  const std::string sfx = " #" + std::to_string(s);
+  ForwardTasks f;
+  f.start = runner.sync(kind + "step start" + sfx, r);
+  if (s > 0) runner.depend(runner.step_end(s - 1, r), f.start);
+  const TaskId copy = runner.input_copy("h2d " + kind + "batch" + sfx, r, st.h2d);
+  if (previous_start) runner.depend(*previous_start, copy);
+  const TaskId ids =
+      runner.join("id all-to-all" + sfx, r, ids_all_to_all, r, StepCollective::kIdAllToAll);
+  runner.depend(copy, ids);
+  f.bottom = runner.compute("bottom MLP forward" + sfx, r, st.dense.bottom_forward);
+  runner.depend(f.start, f.bottom);
+  runner.depend(copy, f.bottom);
+  const TaskId lookup =
+      runner.compute("embedding lookup" + sfx, r, time_from_seconds(load.lookup_seconds));
+  runner.depend(f.start, lookup);
+  runner.depend(ids, lookup);
+  const TaskId fwd = runner.join("embedding all-to-all" + sfx, r, embeddings_all_to_all, r,
+                                 StepCollective::kEmbeddingAllToAll);
+  runner.depend(lookup, fwd);
+  f.top = runner.compute("interaction and top forward" + sfx, r, st.dense.top_forward);
+  runner.depend(fwd, f.top);
+  runner.depend(f.bottom, f.top);
+  return f;
+}
+
 TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollectives& c,
                      const RankLoad& load, int s, int r, std::optional<TaskId> previous_start) {
   const std::string sfx = " #" + std::to_string(s);
-  const TaskId start = runner.sync("step start" + sfx, r);
-  if (s > 0) runner.depend(runner.step_end(s - 1, r), start);
-  const TaskId copy = runner.input_copy("h2d batch" + sfx, r, st.h2d);
-  if (previous_start) runner.depend(*previous_start, copy);
-  const TaskId ids = runner.join("id all-to-all" + sfx, r, c.ids, r, StepCollective::kIdAllToAll);
-  runner.depend(copy, ids);
-  const TaskId bottom_fwd = runner.compute("bottom MLP forward" + sfx, r, st.dense.bottom_forward);
-  runner.depend(start, bottom_fwd);
-  runner.depend(copy, bottom_fwd);
-  const TaskId lookup =
-      runner.compute("embedding lookup" + sfx, r, time_from_seconds(load.lookup_seconds));
-  runner.depend(start, lookup);
-  runner.depend(ids, lookup);
-  const TaskId fwd = runner.join("embedding all-to-all" + sfx, r, c.embeddings, r,
-                                   StepCollective::kEmbeddingAllToAll);
-  runner.depend(lookup, fwd);
-  const TaskId top_fwd = runner.compute("interaction and top forward" + sfx, r, st.dense.top_forward);
-  runner.depend(fwd, top_fwd);
-  runner.depend(bottom_fwd, top_fwd);
+  const ForwardTasks forward =
+      add_rank_forward(runner, st, c.ids, c.embeddings, load, s, r, previous_start, "");
+  const TaskId start = forward.start;
+  const TaskId top_fwd = forward.top;
   // Top backward in chunks; with overlap, each chunk's bucket is all-reduced while the next chunk
   // computes. Program order: those buckets, the gradient all-to-all, the embedding gradient
   // syncs, then the last top bucket and the bottom MLP's.
@@ -300,6 +319,33 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
 }
 
 }  // namespace
+
+StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& cluster,
+                                                const RecsysModelSpec& model, const JobSpec& job,
+                                                int nodes, double batch_per_gpu,
+                                                const ShardingPlan& plan,
+                                                const StepSimulationOptions& options) {
+  JobSpec eval = job;
+  eval.global_batch.reset();
+  eval.batch_per_gpu = batch_per_gpu;
+  const ShardingContext context = recsys_context(cluster, model, eval, nodes);
+  const ShardCosts costs = compute_shard_costs(plan, context);
+  StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
+  const RecsysStep st = recsys_step(runner, model, eval, plan, costs, context.batch_per_gpu);
+  std::vector<std::optional<TaskId>> previous_start(runner.ranks());
+  for (int s = 0; s < runner.steps(); ++s) {
+    runner.begin_step(s);
+    Collective* ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
+    Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
+    for (int r = 0; r < runner.ranks(); ++r) {
+      const ForwardTasks f = add_rank_forward(runner, st, ids, embeddings, costs.ranks[r], s, r,
+                                              previous_start[r], "eval ");
+      previous_start[r] = f.start;
+      runner.depend(f.top, runner.end_step("eval step end #" + std::to_string(s), r));
+    }
+  }
+  return runner.run();
+}
 
 StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               const RecsysModelSpec& model, const JobSpec& job,

@@ -36,6 +36,14 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               RecsysStepDetails* details = nullptr,
                                               const ShardingPlan* plan = nullptr);
 
+// Evaluation steps: the forward pass alone (the batch's copy, id all-to-all, lookup, pooled-embedding
+// all-to-all, bottom MLP, top part) at `batch_per_gpu` examples per GPU, on the training's `plan`.
+StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& cluster,
+                                                const RecsysModelSpec& model, const JobSpec& job,
+                                                int nodes, double batch_per_gpu,
+                                                const ShardingPlan& plan,
+                                                const StepSimulationOptions& options);
+
 // The sharding context of a job on `nodes` nodes.
 ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec& model,
                                const JobSpec& job, int nodes);

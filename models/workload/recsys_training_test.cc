@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/spec/test_fixtures.h"
+
 #include "models/config/cluster_config.h"
 #include "models/config/recsys_config.h"
 
@@ -19,20 +21,11 @@ const std::string kSourceDir = TRAINSIM_SOURCE_DIR;
 // One GPU: 100 TFLOP/s BF16 at 50%, 1 TB/s HBM at full efficiency for streams; embedding kernels
 // at 50% forward and 25% backward, 1 us to launch each.
 ClusterSpec one_gpu() {
-  ClusterSpec c;
-  c.name = "one";
-  c.nodes = 1;
-  c.gpus_per_node = 1;
-  c.gpu.model = "G";
-  c.gpu.peak_flops_per_s[Dtype::kBf16] = 100e12;
-  c.gpu.gemm_efficiency = 0.5;
-  c.gpu.hbm_bandwidth_bytes_per_s = 1e12;
-  c.gpu.hbm_capacity_bytes = 1e10;
+  ClusterSpec c = testing::small_node(1);
   c.gpu.embedding_efficiency = 0.5;
   c.gpu.embedding_backward_efficiency = 0.25;
   c.gpu.kernel_launch_latency = kMicrosecond;
   c.gpu.host_to_device_bytes_per_s = 2e9;
-  c.intra_node.gpu_link = LinkClassSpec{100e9, kMicrosecond, 1.0};
   return c;
 }
 
@@ -81,6 +74,23 @@ TEST(RecsysTrainingTest, OneGpuStepByHand) {
   EXPECT_NEAR(to_seconds(r.step_time) * 1e9, 10000, 0.01);
   EXPECT_NEAR(to_seconds(r.breakdown.input_stall) * 1e9, 10000 - work_ns, 0.01);
   EXPECT_EQ(r.breakdown.imbalance, 0);
+}
+
+TEST(RecsysTrainingTest, OneGpuEvaluationStepIsTheForwardPassByHand) {
+  // The step above without its backward, embedding update and optimizer: the top layer's 320 ns
+  // forward and the lookup's 224 ns + 1 us launch, 1544 ns of work; the batch copy (10 us) still
+  // paces the steps.
+  RecsysStepDetails details;
+  simulate_recsys_training(one_gpu(), tiny_model(), job(1000), 1, {}, &details);
+  const auto r =
+      simulate_recsys_evaluation(one_gpu(), tiny_model(), job(1000), 1, 1000, details.plan, {});
+  EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 320 + 224 + 1000, 0.01);
+  EXPECT_NEAR(to_seconds(r.step_time) * 1e9, 10000, 0.01);
+  // Twice the batch: twice the GEMM and the bytes looked up, one launch; the copy 20 us.
+  const auto twice =
+      simulate_recsys_evaluation(one_gpu(), tiny_model(), job(1000), 1, 2000, details.plan, {});
+  EXPECT_NEAR(to_seconds(twice.breakdown.compute) * 1e9, 640 + 448 + 1000, 0.01);
+  EXPECT_NEAR(to_seconds(twice.step_time) * 1e9, 20000, 0.01);
 }
 
 // A DGX H100 node and a model with one large Zipf(1.2) table row-wise over its 8 GPUs.
