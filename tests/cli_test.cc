@@ -502,7 +502,7 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
       run({"shard", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "2", "--output", plan});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* name : {"table_wise", "row_wise", "column_wise", "table_row_wise",
-                           "data_parallel", "(2D, groups of 8)", "greedy"}) {
+                           "data_parallel", "(2D, groups of 8)", "greedy", "hugectr"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }
   // Data-parallel copies of 2e8 rows x 128 fp32 (and their Adagrad state) cannot fit in 80 GB.
@@ -522,7 +522,7 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
     previous = ms;
     ++ranked;
   }
-  EXPECT_GE(ranked, 9);  // 11 plans, the two data-parallel ones do not fit
+  EXPECT_GE(ranked, 11);  // 13 plans, the two data-parallel ones do not fit
   const Result predicted = run({"predict", "--job", plan, "--nodes", "2"});
   EXPECT_EQ(predicted.status, 0) << predicted.err;
   // The printed job keeps the original's dataloader and checkpoints.
@@ -532,6 +532,21 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
   EXPECT_NE(text.find("preprocess_time_per_example: 0.5 us"), std::string::npos) << text;
   EXPECT_NE(predicted.out.find("input pipeline (per GPU)"), std::string::npos) << predicted.out;
   EXPECT_NE(predicted.out.find("checkpoints:"), std::string::npos) << predicted.out;
+  // The top-ranked plan is the one written, with its cluster and model relative to the file.
+  std::istringstream table(r.out);
+  std::string first;
+  while (std::getline(table, first) && first.rfind("1 ", 0) != 0) {
+  }
+  const std::string top = first.substr(5, first.find("  ", 5) - 5);
+  EXPECT_NE(r.out.find("plan '" + top + "' written to"), std::string::npos) << r.out;
+  for (const char* key : {"cluster: ", "model: "}) {
+    const auto at = text.find(std::string("\n") + key);
+    ASSERT_NE(at, std::string::npos) << key;
+    const auto start = at + 1 + std::string(key).size();
+    const std::string path = text.substr(start, text.find('\n', start) - start);
+    EXPECT_FALSE(fs::path(path).is_absolute()) << path;
+    EXPECT_TRUE(fs::exists(dir.file(path))) << path;
+  }
 }
 
 TEST(RecsysCliTest, WorkedScenarioShowsTheShapeOfThePublishedFigures) {
@@ -1088,6 +1103,28 @@ TEST(PlanTest, DeadlineUsesTimeToQuality) {
   EXPECT_EQ(run({"plan", "--job", job}).status, 2);
   EXPECT_EQ(run({"plan", "--job", job, "--deadline", "1", "--target-throughput", "1"}).status, 2);
   EXPECT_EQ(run({"plan", "--deadline", "1"}).status, 2);  // dense default model: no convergence
+}
+
+}  // namespace
+}  // namespace trainsim::cli
+
+namespace trainsim::cli {
+namespace {
+
+TEST(RecsysCliTest, ShardingOptionSetsTheJobsStrategy) {
+  // --sharding NAME is --set job.sharding.strategy=NAME: the same prediction, and its errors are
+  // reported at the option.
+  const Result a = run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1",
+                        "--network", "analytic", "--sharding", "hugectr", "--format", "csv"});
+  const Result b = run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1",
+                        "--network", "analytic", "--set", "job.sharding.strategy=hugectr",
+                        "--format", "csv"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const Result bad = run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--sharding", "x"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--sharding"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("best, greedy"), std::string::npos) << bad.err;
 }
 
 }  // namespace

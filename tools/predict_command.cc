@@ -86,15 +86,24 @@ void add_study_options(po::options_description& o) {
      "in and --set applied; each document loads back) and exit without simulating")
     ("set", po::value<std::vector<std::string>>(),
      "change a config key as it is loaded, KEY=VALUE with KEY starting with cluster., model. or "
-     "job., e.g. --set cluster.nic.bandwidth=200Gb/s --set job.batch_per_gpu=4096 (repeatable)");
+     "job., e.g. --set cluster.nic.bandwidth=200Gb/s --set job.batch_per_gpu=4096 (repeatable)")
+    ("sharding", po::value<std::string>(),
+     "a recommender job's sharding strategy for this run (--set job.sharding.strategy=NAME): "
+     "best (at each node count the fastest of the plans `trainsim shard` ranks), greedy, "
+     "hugectr or one strategy for every table");
   // clang-format on
 }
 
 std::vector<models::ConfigOverride> parse_set_options(const po::variables_map& vm) {
   std::vector<models::ConfigOverride> out;
-  if (!vm.count("set")) return out;
-  for (const std::string& text : vm["set"].as<std::vector<std::string>>()) {
-    out.push_back(models::parse_override(text, models::SourceLocation{"--set", 0, 0, ""}));
+  if (vm.count("set")) {
+    for (const std::string& text : vm["set"].as<std::vector<std::string>>()) {
+      out.push_back(models::parse_override(text, models::SourceLocation{"--set", 0, 0, ""}));
+    }
+  }
+  if (vm.count("sharding")) {
+    out.push_back(models::make_override("job.sharding.strategy", vm["sharding"].as<std::string>(),
+                                        models::SourceLocation{"--sharding", 0, 0, ""}));
   }
   return out;
 }

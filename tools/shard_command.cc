@@ -1,8 +1,9 @@
 // `trainsim shard`: evaluates every applicable sharding strategy for a recommender job (and the
-// job's own plan), ranked by predicted step time, and prints the greedy planner's (or the best)
-// plan as YAML that `trainsim predict --job` reads.
+// job's own plan), ranked by predicted step time (models/workload/plan_search), and prints the
+// top-ranked (or the greedy planner's) plan as YAML that `trainsim predict --job` reads.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -10,6 +11,8 @@
 #include "models/config/cluster_config.h"
 #include "models/config/job_config.h"
 #include "models/config/recsys_config.h"
+#include "models/scenario/scenario.h"
+#include "models/workload/plan_search.h"
 #include "models/workload/recsys_training.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
@@ -47,9 +50,9 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     ("nodes", po::value<int>()->default_value(1), "nodes to plan for")
     ("network", po::value<std::string>()->default_value("analytic"),
      "network model for ranking the plans: analytic (fast) or flow")
-    ("emit", po::value<std::string>()->default_value("greedy"),
-     "which plan to print as a job YAML: greedy (the greedy planner's best variant) or best "
-     "(the top-ranked plan that fits)")
+    ("emit", po::value<std::string>()->default_value("best"),
+     "which plan to print as a job YAML: best (the top-ranked plan that fits) or greedy (the "
+     "greedy planner's best variant)")
     ("output,o", po::value<std::string>(),
      "write that plan, as a job YAML, to FILE (default: print it)");
   // clang-format on
@@ -57,12 +60,15 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (vm.count("help")) {
     out << "usage: trainsim shard --job FILE [--cluster FILE] [--model FILE] [--nodes N]\n\n"
            "Evaluates every applicable sharding strategy for the job's recommender on N nodes\n"
-           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, each also in 2D\n"
-           "with one node per group when N > 1, the greedy planner, and the job's own plan),\n"
+           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, the greedy planner\n"
+           "and HugeCTR's, each also in 2D with one node per group when N > 1, and the job's own\n"
+           "plan),\n"
            "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
            "mean), the all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes\n"
-           "and memory against HBM. Then prints the greedy planner's plan (or, with --emit best,\n"
-           "the top-ranked plan) as a job YAML for `predict --job`.\n\n"
+           "and memory against HBM. Then prints the top-ranked plan (or, with --emit greedy, the\n"
+           "greedy planner's) as a job YAML for `predict --job`: the plan names the GPUs of its\n"
+           "sharding group, so it applies at every node count whose GPUs the group divides, and\n"
+           "with -o its cluster and model paths are written relative to the file.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
@@ -74,9 +80,10 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::string network(models::network_model_names().name(network_model));
   const models::JobSpec job =
       models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
-  const std::string cluster_path =
-      vm.count("cluster") ? vm["cluster"].as<std::string>() : job.cluster;
-  const std::string model_path = vm.count("model") ? vm["model"].as<std::string>() : job.model;
+  const std::string cluster_path = vm.count("cluster") ? vm["cluster"].as<std::string>()
+                                                       : models::job_relative_path(job, job.cluster);
+  const std::string model_path = vm.count("model") ? vm["model"].as<std::string>()
+                                                   : models::job_relative_path(job, job.model);
   if (cluster_path.empty()) throw UsageError("shard: give --cluster FILE (the job names none)");
   if (model_path.empty()) throw UsageError("shard: give --model FILE (the job names none)");
   const models::ClusterSpec cluster = models::load_cluster_spec(resolve_config_path(cluster_path));
@@ -94,38 +101,18 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
 
   const models::ShardingContext context = models::recsys_context(cluster, *model, job, nodes);
-  std::vector<models::ShardingPlan> plans;
-  std::vector<int> groups = {context.world};
-  if (nodes > 1) groups.push_back(cluster.gpus_per_node);
-  for (const int group : groups) {
-    for (const models::ShardingStrategy s : models::all_strategies()) {
-      if (s == models::ShardingStrategy::kTableRowWise && group <= cluster.gpus_per_node) continue;
-      plans.push_back(models::uniform_plan(s, context, group, job.hot_rows));
-    }
-    plans.push_back(models::greedy_plan(context, group, job.hot_rows));
-  }
-  if (job.sharding == "plan" || !job.plan.empty()) {
-    plans.push_back(models::resolve_sharding(job, context));
-    plans.back().name = "the job's plan";
-  }
-
   models::StepSimulationOptions sim;
   sim.network = network_model;
   std::vector<Candidate> candidates;
-  for (const auto& plan : plans) {
+  for (models::RankedPlan& r : models::rank_sharding_plans(cluster, *model, job, nodes, sim)) {
     Candidate c;
-    c.plan = plan;
-    models::ShardCosts costs;
-    try {
-      costs = models::compute_shard_costs(plan, context);
-    } catch (const models::ConfigError& e) {
-      c.fits = false;
-      c.overflow = e.message();
-      candidates.push_back(c);
-      continue;
-    }
-    const auto overflows = models::memory_overflows(costs, cluster.gpu);
-    c.imbalance = costs.imbalance();
+    c.plan = std::move(r.plan);
+    c.fits = r.fits;
+    c.overflow = r.overflow;
+    c.step_time = r.step_time;
+    c.breakdown = r.breakdown;
+    const models::ShardCosts& costs = r.costs;
+    if (!costs.ranks.empty()) c.imbalance = costs.imbalance();
     for (std::size_t a = 0; a < costs.ranks.size(); ++a) {
       double sent = 0.0, received = 0.0;
       for (std::size_t b = 0; b < costs.ranks.size(); ++b) {
@@ -138,22 +125,8 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       c.replica_sync_bytes = std::max(c.replica_sync_bytes, costs.ranks[a].replica_sync_bytes);
       c.max_memory = std::max(c.max_memory, costs.ranks[a].memory_bytes());
     }
-    if (!overflows.empty()) {
-      c.fits = false;
-      c.overflow = overflows.front();
-    } else {
-      const auto result =
-          models::simulate_recsys_training(cluster, *model, job, nodes, sim, nullptr, &plan);
-      c.step_time = result.step_time;
-      c.breakdown = result.breakdown;
-    }
-    candidates.push_back(c);
+    candidates.push_back(std::move(c));
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     if (a.fits != b.fits) return a.fits;
-                     return a.step_time < b.step_time;
-                   });
 
   std::ostringstream text;
   char line[512];
@@ -187,8 +160,23 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   });
   if (chosen == candidates.end()) throw UsageError("shard: no plan fits in memory");
   const models::ShardingPlan& emitted = chosen->plan;
+  models::JobSpec written = job;
+  written.cluster = cluster_path;
+  written.model = model_path;
+  if (output_file) {
+    // Paths relative to the written file (a job's paths are looked up beside it first).
+    namespace fs = std::filesystem;
+    const fs::path folder =
+        fs::absolute(fs::path(vm["output"].as<std::string>())).lexically_normal().parent_path();
+    auto relative = [&](const std::string& path) {
+      return fs::absolute(resolve_config_path(path)).lexically_normal().lexically_relative(folder)
+          .string();
+    };
+    written.cluster = relative(cluster_path);
+    written.model = relative(model_path);
+  }
   const std::string yaml = models::job_yaml_with_plan(
-      job, emitted, *model,
+      written, emitted, *model,
       {"Plan '" + emitted.name + "' by trainsim " + std::string(kTrainsimVersion) + " shard for " +
        std::to_string(nodes) + " node(s) of " + cluster.name +
        "; use with: trainsim predict --job THIS_FILE"});

@@ -101,17 +101,20 @@ JobParam plan_param() {
 std::vector<JobParam> sharding_params() {
   JobParam section = P::section({.key = "sharding", .help = "how the embedding tables are placed"});
   section.read = [](const ConfigNode& n, JobSpec& job) { job.sharding_location = n.location(); };
-  const std::string strategies = "greedy, hugectr, plan, " + strategy_names().choices();
+  const std::string strategies = "best, greedy, hugectr, plan, " + strategy_names().choices();
   return {
       section,
       P::custom({.key = "sharding.strategy", .type = "name", .range = strategies,
                  .default_text = "greedy",
-                 .help = "greedy: trainsim's planner; hugectr: HugeCTR's MLPerf planner (hotness "
-                         "and a cost per table shard, hottest tables split); plan: the tables in "
-                         "plan as listed, the others greedy; or one strategy for every table"},
+                 .help = "best: at each node count the fastest plan of those `trainsim shard` "
+                         "ranks (simulated with the analytic network); greedy: trainsim's "
+                         "planner; hugectr: HugeCTR's MLPerf planner (hotness and a cost per "
+                         "table shard, hottest tables split); plan: the tables in plan as listed, "
+                         "the others greedy; or one strategy for every table"},
                 [strategies](const ConfigNode& n, JobSpec& job) {
                   job.sharding = n.as_string();
-                  if (job.sharding != "greedy" && job.sharding != "hugectr" &&
+                  if (job.sharding != "best" && job.sharding != "greedy" &&
+                      job.sharding != "hugectr" &&
                       job.sharding != "plan" && !parse_strategy(job.sharding)) {
                     n.fail("must be " + strategies + ", got '" + job.sharding + "'");
                   }
@@ -289,12 +292,12 @@ ParamTable<JobSpec> make_job_params() {
     for (JobParam& p : more) params.push_back(std::move(p));
   };
   params.push_back(P::text({.key = "cluster", .default_text = "--cluster, else the shipped default",
-                            .help = "default cluster file (relative: current directory, then the "
-                                    "source tree)"},
+                            .help = "default cluster file (relative: to the job file's folder, "
+                                    "then the current directory, then the source tree)"},
                            [](auto& s) -> auto& { return s.cluster; }));
   params.push_back(P::text({.key = "model", .default_text = "--model, else the shipped default",
-                            .help = "default model file (relative: current directory, then the "
-                                    "source tree)"},
+                            .help = "default model file (relative: to the job file's folder, then "
+                                    "the current directory, then the source tree)"},
                            [](auto& s) -> auto& { return s.model; }));
   add(batch_params());
   add(sharding_params());

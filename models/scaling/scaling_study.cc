@@ -7,6 +7,7 @@
 
 #include "engine/check.h"
 #include "models/runtime/convergence.h"
+#include "models/workload/plan_search.h"
 #include "models/workload/recsys_training.h"
 
 namespace trainsim::models {
@@ -184,7 +185,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   }
   // A recommender's sharding plan is resolved once, for the estimate and the simulation.
   std::optional<ShardingPlan> plan;
-  if (recsys) plan = resolve_sharding(*job, recsys_context(cluster, *recsys, *job, nodes));
+  if (recsys) plan = job_plan(cluster, *recsys, *job, nodes, options);
   auto run = [&](const StepSimulationOptions& o) {
     return dense ? simulate_dense_training(cluster, *dense, nodes, o)
                  : simulate_recsys_training(cluster, *recsys, *job, nodes, o, nullptr, &*plan);

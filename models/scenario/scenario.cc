@@ -1,5 +1,6 @@
 #include "models/scenario/scenario.h"
 
+#include <filesystem>
 #include <optional>
 
 #include "models/config/cluster_config.h"
@@ -8,6 +9,13 @@
 #include "models/config/recsys_config.h"
 
 namespace trainsim::models {
+
+std::string job_relative_path(const JobSpec& job, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty() || fs::path(path).is_absolute() || job.source_file.empty()) return path;
+  const fs::path beside = fs::path(job.source_file).parent_path() / path;
+  return fs::exists(beside) ? beside.lexically_normal().string() : path;
+}
 
 Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverride>& overrides,
                        const ScenarioSources& sources) {
@@ -27,12 +35,14 @@ Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverr
       return load_job_spec(resolve(files.job), settings_for(overrides, "job"));
     });
   }
-  const std::string cluster_path = !files.cluster.empty()         ? files.cluster
-                                   : job && !job->cluster.empty() ? job->cluster
-                                                                  : sources.default_cluster;
-  const std::string model_path = !files.model.empty()         ? files.model
-                                 : job && !job->model.empty() ? job->model
-                                                              : sources.default_model;
+  const std::string cluster_path = !files.cluster.empty() ? files.cluster
+                                   : job && !job->cluster.empty()
+                                       ? job_relative_path(*job, job->cluster)
+                                       : sources.default_cluster;
+  const std::string model_path = !files.model.empty() ? files.model
+                                 : job && !job->model.empty()
+                                     ? job_relative_path(*job, job->model)
+                                     : sources.default_model;
   ClusterSpec cluster = load_with_overrides(overrides, "cluster", [&] {
     return load_cluster_spec(resolve(cluster_path), settings_for(overrides, "cluster"));
   });

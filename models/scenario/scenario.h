@@ -56,6 +56,10 @@ class ScenarioError : public std::runtime_error {
   std::string input_, value_;
 };
 
+// A cluster or model file a job names: relative to the job file's folder when a file is there,
+// else as written (then looked up as any path is).
+std::string job_relative_path(const JobSpec& job, const std::string& path);
+
 // Loads the files with the overrides that target each. Throws ConfigError (at the file's key, or
 // at the override that set it), also for an override of a job when there is no job file.
 Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverride>& overrides,

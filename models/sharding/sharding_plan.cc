@@ -661,6 +661,11 @@ HugectrPlannerOptions hugectr_options(const JobSpec& job, const ShardingContext&
 }  // namespace
 
 ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context) {
+  if (job.sharding == "best") {
+    throw ConfigError(job.sharding_location,
+                      "strategy best is chosen by simulating the candidates (models/workload "
+                      "plan_search), not by a planner");
+  }
   const int group = job.group.size(context.world, context.gpus_per_node);
   if (group > context.world || context.world % group != 0) {
     throw ConfigError(job.sharding_location, "a sharding group of " + std::to_string(group) +

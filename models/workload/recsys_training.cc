@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/check.h"
+#include "models/workload/plan_search.h"
 #include "models/workload/step_runner.h"
 
 namespace trainsim::models {
@@ -353,7 +354,7 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               RecsysStepDetails* details,
                                               const ShardingPlan* given) {
   const ShardingContext context = recsys_context(cluster, model, job, nodes);
-  const ShardingPlan plan = given ? *given : resolve_sharding(job, context);
+  const ShardingPlan plan = given ? *given : job_plan(cluster, model, job, nodes, options);
   const ShardCosts costs = compute_shard_costs(plan, context);
   check_plan_fits(job, plan, costs, cluster.gpu, nodes);
   if (details) *details = {plan, costs, context.batch_per_gpu};
