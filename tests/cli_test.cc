@@ -488,7 +488,9 @@ TEST(RecsysCliTest, TraceShowsEveryRankAndStream) {
     tracks.emplace(e["pid"].get<int>(), e["tid"].get<int>());
     names.insert(e["name"].get<std::string>().substr(0, e["name"].get<std::string>().find(" #")));
   }
-  EXPECT_EQ(tracks.size(), 16u * 3u);  // 16 GPUs: copy, compute and communication streams
+  // 16 GPUs: copy, compute and communication streams, and the prefetch stream of the next batch's
+  // id all-to-all.
+  EXPECT_EQ(tracks.size(), 16u * 4u);
   for (const char* task : {"h2d batch", "id all-to-all", "embedding lookup", "embedding all-to-all",
                            "gradient all-to-all", "embedding update"}) {
     EXPECT_EQ(names.count(task), 1u) << task;

@@ -228,6 +228,18 @@ std::vector<JobParam> overlap_params() {
                        "interaction (false: TorchRec's default; HugeCTR's MLPerf runs set it, "
                        "async_wgrad)"},
               [](auto& s) -> auto& { return s.async_weight_gradients; }),
+      P::flag({.key = "overlap.prefetch_ids",
+               .default_text = "true (TorchRec and HugeCTR)",
+               .help = "a recommender's next batch is copied and its ids sent to their shards "
+                       "during this step, on a prefetch stream beside this step's collectives "
+                       "(TorchRec's TrainPipelineSparseDist; HugeCTR's "
+                       "train_inter_iteration_overlap); false: at the start of its own step"},
+              [](auto& s) -> auto& { return s.prefetch_ids; }),
+      P::flag({.key = "overlap.cuda_graphs",
+               .help = "a recommender's step is replayed as a CUDA graph: no host launch cost "
+                       "for its kernels and collectives (false: TorchRec's pipelines; HugeCTR's "
+                       "MLPerf runs set use_cuda_graph)"},
+              [](auto& s) -> auto& { return s.cuda_graphs; }),
       P::whole({.key = "overlap.buckets", .default_text = "2 (dense: the model's)",
                 .help = "buckets of the top part's backward (the bottom MLP adds one); for a dense "
                         "model, its equal gradient buckets"},

@@ -71,6 +71,13 @@ struct JobSpec {
   // embedding gradients leave once the data gradients reach the interaction. Default false
   // (TorchRec; HugeCTR's MLPerf runs set it).
   bool async_weight_gradients = false;
+  // A recommender's next batch: its copy and id all-to-all (sparse input distribution) issued
+  // during this step on a prefetch stream, beside this step's collectives (TorchRec's
+  // TrainPipelineSparseDist, HugeCTR's train_inter_iteration_overlap). Default true (both).
+  bool prefetch_ids = true;
+  // The step replayed as a CUDA graph: no host launch cost for its kernels and collectives
+  // (HugeCTR's use_cuda_graph in the MLPerf runs). Default false (TorchRec's pipelines).
+  bool cuda_graphs = false;
   // The recommender's values.
   bool overlaps_gradient_all_reduce() const { return overlap_gradient_all_reduce.value_or(true); }
   int gradient_bucket_count() const { return gradient_buckets.value_or(2); }

@@ -175,10 +175,11 @@ struct StepCollectives {
   std::vector<Collective*> replicas;      // per group position (2D; null: none)
 };
 
+// `ids`: the step's id all-to-all when an earlier step made it (prefetched), else made here.
 StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const JobSpec& job,
-                                 const ShardCosts& costs) {
+                                 const ShardCosts& costs, Collective* ids) {
   StepCollectives c;
-  c.ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
+  c.ids = ids ? ids : runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
   c.embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
   c.gradients = runner.all_to_all(st.grad_bytes, st.all_to_all_algorithm);
   auto all_reduce = [&](double bytes) {
@@ -196,26 +197,37 @@ StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const
   return c;
 }
 
-// One rank's tasks of step `s`. `previous_start`: the rank's start of step s - 1 (the batch of
-// step s is copied when step s - 1 starts: one batch prefetched); returns this step's start.
+// A batch's copy and id all-to-all, issued during the step before its own (the next batch's
+// sparse input distribution on a prefetch stream).
+struct Prefetched {
+  TaskId copy, ids;
+};
+
 // The forward pass of one rank's step `s`: the batch's copy (issued when step s - 1 started: one
-// batch prefetched), the id all-to-all, the bottom MLP, the lookup, the pooled-embedding
-// all-to-all and the top part. `kind` prefixes the step's start and copy ("", "eval ").
+// batch prefetched) and id all-to-all (or those of `prefetched`), the bottom MLP, the lookup, the
+// pooled-embedding all-to-all and the top part. `kind` prefixes the step's start and copy ("",
+// "eval ").
 struct ForwardTasks {
   TaskId start, bottom, top;
 };
 ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collective* ids_all_to_all,
                               Collective* embeddings_all_to_all, const RankLoad& load, int s,
-                              int r, std::optional<TaskId> previous_start, const std::string& kind) {
+                              int r, std::optional<TaskId> previous_start, const std::string& kind,
+                              const std::optional<Prefetched>& prefetched = std::nullopt) {
   const std::string sfx = " #" + std::to_string(s);
   ForwardTasks f;
   f.start = runner.sync(kind + "step start" + sfx, r);
   if (s > 0) runner.depend(runner.step_end(s - 1, r), f.start);
-  const TaskId copy = runner.input_copy("h2d " + kind + "batch" + sfx, r, st.h2d);
-  if (previous_start) runner.depend(*previous_start, copy);
-  const TaskId ids =
-      runner.join("id all-to-all" + sfx, r, ids_all_to_all, r, StepCollective::kIdAllToAll);
-  runner.depend(copy, ids);
+  TaskId copy = 0, ids = 0;
+  if (prefetched) {
+    copy = prefetched->copy;
+    ids = prefetched->ids;
+  } else {
+    copy = runner.input_copy("h2d " + kind + "batch" + sfx, r, st.h2d);
+    if (previous_start) runner.depend(*previous_start, copy);
+    ids = runner.join("id all-to-all" + sfx, r, ids_all_to_all, r, StepCollective::kIdAllToAll);
+    runner.depend(copy, ids);
+  }
   f.bottom = runner.compute("bottom MLP forward" + sfx, r, st.dense.bottom_forward);
   runner.depend(f.start, f.bottom);
   runner.depend(copy, f.bottom);
@@ -232,12 +244,30 @@ ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collecti
   return f;
 }
 
-TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollectives& c,
-                     const RankLoad& load, int s, int r, std::optional<TaskId> previous_start) {
+// One rank's tasks of step `s`. `previous_start`: the rank's start of step s - 1 (the batch of
+// step s is copied when step s - 1 starts: one batch prefetched); `prefetched`: this batch's copy
+// and id all-to-all if step s - 1 issued them; `next_ids`: the next batch's id all-to-all to
+// issue now (on the prefetch stream, after that batch's copy), or null. Returns this step's
+// start, and what it prefetched.
+std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
+    StepRunner& runner, const RecsysStep& st, const StepCollectives& c, const RankLoad& load,
+    int s, int r, std::optional<TaskId> previous_start,
+    const std::optional<Prefetched>& prefetched, Collective* next_ids) {
   const std::string sfx = " #" + std::to_string(s);
-  const ForwardTasks forward =
-      add_rank_forward(runner, st, c.ids, c.embeddings, load, s, r, previous_start, "");
+  const ForwardTasks forward = add_rank_forward(runner, st, c.ids, c.embeddings, load, s, r,
+                                                previous_start, "", prefetched);
   const TaskId start = forward.start;
+  std::optional<Prefetched> next;
+  if (next_ids) {
+    const std::string next_sfx = " #" + std::to_string(s + 1);
+    Prefetched p;
+    p.copy = runner.input_copy("h2d batch" + next_sfx, r, st.h2d, s + 1);
+    runner.depend(start, p.copy);
+    p.ids = runner.join("id all-to-all" + next_sfx, r, next_ids, r, StepCollective::kIdAllToAll,
+                        s + 1, /*prefetch=*/true);
+    runner.depend(p.copy, p.ids);
+    next = p;
+  }
   const TaskId top_fwd = forward.top;
   // Top backward in chunks; with overlap, each chunk's bucket is all-reduced while the next chunk
   // computes. Program order: those buckets, the gradient all-to-all, the embedding gradient
@@ -316,16 +346,28 @@ TaskId add_rank_step(StepRunner& runner, const RecsysStep& st, const StepCollect
   const TaskId end = runner.end_step("step end" + sfx, r);
   runner.depend(update, end);
   runner.depend(dense_opt, end);
-  return start;
+  return {start, next};
+}
+
+// The cluster as the job launches work on it: a step replayed as a CUDA graph pays no host launch
+// cost for its kernels (the table-batched embedding calls) or its collectives.
+ClusterSpec launched_on(const ClusterSpec& cluster, const JobSpec& job) {
+  ClusterSpec c = cluster;
+  if (job.cuda_graphs) {
+    c.gpu.kernel_launch_latency = 0;
+    c.collectives.launch_latency = 0;
+  }
+  return c;
 }
 
 }  // namespace
 
-StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& cluster,
+StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster,
                                                 const RecsysModelSpec& model, const JobSpec& job,
                                                 int nodes, double batch_per_gpu,
                                                 const ShardingPlan& plan,
                                                 const StepSimulationOptions& options) {
+  const ClusterSpec cluster = launched_on(given_cluster, job);
   JobSpec eval = job;
   eval.global_batch.reset();
   eval.batch_per_gpu = batch_per_gpu;
@@ -348,11 +390,12 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& cluster,
   return runner.run();
 }
 
-StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
+StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
                                               const RecsysModelSpec& model, const JobSpec& job,
                                               int nodes, const StepSimulationOptions& options,
                                               RecsysStepDetails* details,
                                               const ShardingPlan* given) {
+  const ClusterSpec cluster = launched_on(given_cluster, job);
   const ShardingContext context = recsys_context(cluster, model, job, nodes);
   const ShardingPlan plan = given ? *given : job_plan(cluster, model, job, nodes, options);
   const ShardCosts costs = compute_shard_costs(plan, context);
@@ -362,12 +405,22 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
   StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
   const RecsysStep st = recsys_step(runner, model, job, plan, costs, context.batch_per_gpu);
   std::vector<std::optional<TaskId>> previous_start(runner.ranks());
+  std::vector<std::optional<Prefetched>> prefetched(runner.ranks());
+  Collective* ids = nullptr;  // this step's id all-to-all, when the previous step issued it
   for (int s = 0; s < runner.steps(); ++s) {
     runner.begin_step(s);
-    const StepCollectives c = step_collectives(runner, st, job, costs);
+    const StepCollectives c = step_collectives(runner, st, job, costs, ids);
+    Collective* next_ids =
+        job.prefetch_ids && s + 1 < runner.steps()
+            ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm)
+            : nullptr;
     for (int r = 0; r < runner.ranks(); ++r) {
-      previous_start[r] = add_rank_step(runner, st, c, costs.ranks[r], s, r, previous_start[r]);
+      auto [start, next] = add_rank_step(runner, st, c, costs.ranks[r], s, r, previous_start[r],
+                                         prefetched[r], next_ids);
+      previous_start[r] = start;
+      prefetched[r] = next;
     }
+    ids = next_ids;
   }
   return runner.run();
 }

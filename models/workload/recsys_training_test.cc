@@ -187,9 +187,10 @@ TEST(RecsysTrainingTest, FlowsAgreeWithTheAnalyticNetworkInsideANode) {
 TEST(RecsysTrainingTest, GreedyPlanIsAtLeastAsFastAsEverySingleStrategy) {
   // DLRM-DCNv2 on 2 DGX H100 nodes: the planner, costing lookups, skew and all-to-all bytes per
   // GPU, mixes strategies per table (small tables replicated, large ones split inside a node);
-  // no plan that uses one strategy for every table should beat it by more than 0.1% (the planner
-  // balances its own estimate of each GPU's cost, not the simulated step; with derived multi-hot
-  // ids the tables are nearly uniform and column-wise everywhere comes within 0.01% of it).
+  // no plan that uses one strategy for every table should beat it by more than 0.3% (the planner
+  // balances its own estimate of each GPU's cost, not the simulated step, which overlaps the next
+  // batch's id all-to-all; with derived multi-hot ids the tables are nearly uniform and
+  // column-wise everywhere comes within 0.2% of it; `sharding: best` ranks by the simulation).
   const ClusterSpec cluster = dgx_h100();
   const RecsysModelSpec model = dlrm_dcnv2();
   StepSimulationOptions analytic;
@@ -204,7 +205,7 @@ TEST(RecsysTrainingTest, GreedyPlanIsAtLeastAsFastAsEverySingleStrategy) {
     if (!memory_overflows(costs, cluster.gpu).empty()) continue;
     const Time t =
         simulate_recsys_training(cluster, model, greedy, 2, analytic, nullptr, &plan).step_time;
-    EXPECT_LE(to_seconds(planned), to_seconds(t) * 1.001) << strategy_name(s);
+    EXPECT_LE(to_seconds(planned), to_seconds(t) * 1.003) << strategy_name(s);
     ++compared;
   }
   EXPECT_GE(compared, 4);
@@ -262,6 +263,62 @@ TEST(PlanSearchTest, BestIsTheFastestFittingCandidate) {
   }
   // A planner cannot resolve it alone.
   EXPECT_THROW(resolve_sharding(j, recsys_context(c.cluster, c.model, j, 1)), ConfigError);
+}
+
+}  // namespace
+}  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+// Two GPUs, the one table on GPU 0, copies that take no time: GPU 1 sends its ids to GPU 0
+// before the lookup. Without prefetching, the next batch's id all-to-all queues on the
+// communication stream behind this step's gradient all-to-all and all-reduce; prefetched, it runs
+// on its own stream during the step, so every lookup starts with its step and the step shortens
+// by the part of the id all-to-all that the step's own tail did not already cover.
+TEST(RecsysTrainingTest, PrefetchedIdsTakeTheirAllToAllOffTheStep) {
+  ClusterSpec c = testing::small_node(2);
+  c.gpu.embedding_efficiency = 0.5;
+  c.gpu.embedding_backward_efficiency = 0.25;
+  c.gpu.kernel_launch_latency = kMicrosecond;
+  c.gpu.host_to_device_bytes_per_s = 1e18;
+  StepSimulationOptions options;
+  options.network = NetworkModel::kAnalytic;
+  options.keep_trace = true;
+  JobSpec sequential = job(1000);
+  sequential.prefetch_ids = false;
+  const auto before = simulate_recsys_training(c, tiny_model(), sequential, 1, options);
+  const auto after = simulate_recsys_training(c, tiny_model(), job(1000), 1, options);
+  auto record = [](const StepSimulationResult& r, const std::string& name, int rank) {
+    for (std::size_t i = 0; i < r.trace->graph.size(); ++i) {
+      const auto& t = r.trace->graph.task(i);
+      if (t.name == name && t.group == rank) return std::make_pair(i, r.trace->records[i]);
+    }
+    throw std::runtime_error("no task " + name);
+  };
+  const auto [before_ids, ids] = record(before, "id all-to-all #2", 1);
+  const Time ids_time = ids.end - ids.start;
+  ASSERT_GT(ids_time, 0);
+  EXPECT_GT(before.step_time, after.step_time);
+  EXPECT_LE(before.step_time - after.step_time, ids_time);
+  for (const int rank : {0, 1}) {
+    EXPECT_EQ(record(after, "embedding lookup #2", rank).second.start,
+              record(after, "step start #2", rank).second.start)
+        << rank;
+  }
+  // Its ids travel on a stream of their own.
+  const auto [index, prefetched] = record(after, "id all-to-all #2", 1);
+  const auto& graph = after.trace->graph;
+  EXPECT_EQ(graph.stream_names()[graph.task(index).stream], "prefetch");
+}
+
+// Under CUDA graphs the step pays no launch: the one-GPU step above without its two 1 us
+// embedding-kernel launches (4024 - 2000 = 2024 ns of work).
+TEST(RecsysTrainingTest, CudaGraphsRemoveTheLaunchCost) {
+  JobSpec graphs = job(1000);
+  graphs.cuda_graphs = true;
+  const auto r = simulate_recsys_training(one_gpu(), tiny_model(), graphs, 1, {});
+  EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 4024 - 2000, 0.01);
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
       network_(sim_, topology_.topology),
       trace_(std::make_shared<StepTrace>()),
       steps_(options.steps),
-      last_comm_(topology_.gpu_count()) {
+      last_comm_(topology_.gpu_count()),
+      last_prefetch_(topology_.gpu_count()) {
   TRAINSIM_ASSERT(options.steps > options.warmup_steps && options.warmup_steps >= 0,
                   "need at least one measured step");
   TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
@@ -97,29 +98,36 @@ TaskId StepRunner::compute(const std::string& name, int rank, Time duration) {
   return id;
 }
 
-TaskId StepRunner::input_copy(const std::string& name, int rank, Time duration) {
+TaskId StepRunner::input_copy(const std::string& name, int rank, Time duration, int for_step) {
   TRAINSIM_ASSERT(copy_stream_ != kNoStream, "this runner has no copy stream");
+  const int s = for_step < 0 ? step_ : for_step;
+  TRAINSIM_ASSERT(s >= step_ && s < options_.steps, "a copy belongs to this step or a later one");
   const TaskId id =
       trace_->graph.add_task(name, rank, copy_stream_, input_category_, DelayAction{duration});
-  steps_[step_].input.push_back(id);
+  steps_[s].input.push_back(id);
   return id;
 }
 
 TaskId StepRunner::join(const std::string& name, int rank, Collective* collective,
-                        int participant, StepCollective kind) {
+                        int participant, StepCollective kind, int for_step, bool prefetch) {
   TaskGraph& graph = trace_->graph;
+  const int s = for_step < 0 ? step_ : for_step;
+  TRAINSIM_ASSERT(s >= step_ && s < options_.steps, "a join belongs to this step or a later one");
+  if (prefetch && prefetch_stream_ == kNoStream) prefetch_stream_ = graph.stream("prefetch");
   const TaskId id =
-      graph.add_task(name, rank, comm_stream_, comm_category_,
+      graph.add_task(name, rank, prefetch ? prefetch_stream_ : comm_stream_, comm_category_,
                      CustomAction{[collective, participant](std::function<void()> done) {
                        collective->join(participant, std::move(done));
                      }});
-  if (last_comm_[rank]) graph.add_dependency(*last_comm_[rank], id);
-  last_comm_[rank] = id;
-  StepTasks& step = steps_[step_];
+  std::optional<TaskId>& last = prefetch ? last_prefetch_[rank] : last_comm_[rank];
+  if (last) graph.add_dependency(*last, id);
+  last = id;
+  StepTasks& step = steps_[s];
   const auto [it, added] = step.collective_index.emplace(collective, step.collectives.size());
   if (added) {
     step.collectives.emplace_back();
     step.kinds.push_back(kind);
+    step.background.push_back(prefetch);
   }
   step.collectives[it->second].emplace_back(rank, id);
   return id;
@@ -198,7 +206,7 @@ StepSimulationResult StepRunner::run() {
       Time last = 0;
       for (const auto& [r, id] : members) last = std::max(last, records[id].start);
       for (const auto& [r, id] : members) {
-        waited[r] += last - records[id].start;
+        if (!steps_[s].background[c]) waited[r] += last - records[id].start;
         transfer[r] += records[id].end - last;
         exposed_by_kind[static_cast<int>(steps_[s].kinds[c])] +=
             time_not_covered(computing[r], last, records[id].end);

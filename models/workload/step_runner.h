@@ -56,11 +56,16 @@ class StepRunner {
   void begin_step(int step);
   TaskId sync(const std::string& name, int rank);  // joins its dependencies
   TaskId compute(const std::string& name, int rank, Time duration);
-  TaskId input_copy(const std::string& name, int rank, Time duration);
-  // Rank `rank` joins `collective` as `participant`. Each rank enters its collectives in the
-  // order they are added (as NCCL on one stream does).
+  // The batch's host-to-device copy, measured with step `for_step` (-1: the current one; a later
+  // one for a batch prefetched ahead).
+  TaskId input_copy(const std::string& name, int rank, Time duration, int for_step = -1);
+  // Rank `rank` joins `collective` as `participant`, measured with step `for_step` (-1: the
+  // current one). Each rank enters its collectives in the order they are added (as NCCL on one
+  // stream does), on the communication stream or, with `prefetch`, on a second stream of its own
+  // (a pipeline's prefetch stream: its collectives run beside the main stream's, sharing links).
   TaskId join(const std::string& name, int rank, Collective* collective, int participant,
-              StepCollective kind = StepCollective::kDenseAllReduce);
+              StepCollective kind = StepCollective::kDenseAllReduce, int for_step = -1,
+              bool prefetch = false);
   // The task that ends the rank's step (the next step's tasks may wait for it).
   TaskId end_step(const std::string& name, int rank);
   TaskId step_end(int step, int rank) const { return steps_[step].end[rank]; }
@@ -79,6 +84,9 @@ class StepRunner {
     // Per collective, its members (rank, task), in the order the collectives were added.
     std::vector<std::vector<std::pair<int, TaskId>>> collectives;
     std::vector<StepCollective> kinds;  // of each collective
+    // Joined on the prefetch stream: waiting in it holds back no work of the step, so it is not
+    // load imbalance.
+    std::vector<bool> background;
     std::map<const Collective*, std::size_t> collective_index;
   };
 
@@ -94,7 +102,9 @@ class StepRunner {
   CategoryId input_category_ = 0, compute_category_, comm_category_, sync_category_;
   std::vector<StepTasks> steps_;
   int step_ = -1;
+  StreamId prefetch_stream_ = kNoStream;           // made by the first prefetch join
   std::vector<std::optional<TaskId>> last_comm_;  // per rank
+  std::vector<std::optional<TaskId>> last_prefetch_;  // per rank
 };
 
 }  // namespace trainsim::models
