@@ -11,6 +11,13 @@
 // achieved fractions of HBM bandwidth on those bytes are the GPU's (gpu.embedding_efficiency,
 // gpu.embedding_backward_efficiency), lower for short rows; each kernel group (one TBE forward
 // call, one backward call per GPU and step) also costs a launch.
+//
+// The kernels give each row a warp of 32 threads reading 4-wide vectors (one warp per 128
+// elements): a row of fewer than 32 elements still costs 32 to read, and short rows leave the
+// warp partly idle. The times follow TorchRec's planner estimator
+// (torchrec/distributed/planner/shard_estimators.py): rows read as max(D, 32) elements, and the
+// kernel's time x1.15 for 64 <= D < 128 and x1.75 for D < 64 (D: the elements of the part of a row
+// the GPU holds, so narrow column-wise shards pay it).
 #pragma once
 
 #include "models/spec/cluster_spec.h"
@@ -25,13 +32,19 @@ struct EmbeddingKernelWork {
   double row_bytes = 0;     // bytes of the part of a row the GPU holds
   double output_bytes = 0;  // bytes of one output vector (in the all-to-all payload's format)
   double state_bytes = 0;   // optimizer state of that part of a row
+  double element_bytes = 4;  // of one element of a row (fp32: 4)
 };
+
+// The elements of the held part of a row, and the kernel's time factor for that width.
+double tbe_row_elements(const EmbeddingKernelWork& work);
+double tbe_width_penalty(const EmbeddingKernelWork& work);
 
 inline constexpr double kEmbeddingIdBytes = 8.0;  // int64 ids
 
 double tbe_forward_bytes(const EmbeddingKernelWork& work);
 double tbe_backward_bytes(const EmbeddingKernelWork& work);
-// At the GPU's achieved fraction of HBM bandwidth for rows of `work.row_bytes` (no launch).
+// The bytes above with rows read as at least 32 elements, at the GPU's achieved fraction of HBM
+// bandwidth for rows of `work.row_bytes`, times the width penalty (no launch).
 double tbe_forward_seconds(const EmbeddingKernelWork& work, const GpuSpec& gpu);
 double tbe_backward_seconds(const EmbeddingKernelWork& work, const GpuSpec& gpu);
 

@@ -83,5 +83,28 @@ TEST(EmbeddingKernelsTest, AShardsCostsAreItsKernelsPlusOneLaunchEach) {
   EXPECT_NEAR(l.update_seconds, backward / 2.5e11 + 2e-6, 1e-15);
 }
 
+TEST(EmbeddingKernelsTest, ShortRowsAreReadAsAWarpsWorthAndPayTheWidthPenalty) {
+  const GpuSpec g = gpu();
+  // Rows of 64 fp32 (256 B): read as they are, x1.15.
+  EmbeddingKernelWork w = work();
+  w.row_bytes = 256;
+  w.output_bytes = 256;
+  w.state_bytes = 256;
+  EXPECT_DOUBLE_EQ(tbe_width_penalty(w), 1.15);
+  EXPECT_DOUBLE_EQ(tbe_forward_seconds(w, g), 1.15 * (25600 + 256000 + 8000) / 5e11);
+  // Rows of 8 fp32 (32 B) are read as 32 elements (128 B), x1.75; FBGEMM's byte count stays.
+  w.row_bytes = 32;
+  w.output_bytes = 32;
+  w.state_bytes = 0;
+  EXPECT_DOUBLE_EQ(tbe_forward_bytes(w), 3200 + 32000 + 8000);
+  EXPECT_DOUBLE_EQ(tbe_forward_seconds(w, g), 1.75 * (3200 + 128000 + 8000) / 5e11);
+  EXPECT_DOUBLE_EQ(tbe_backward_seconds(w, g), 1.75 * 2 * (3200 + 128000) / 2.5e11);
+  // fp16 rows of 128 elements (256 B) fill the warp: no penalty.
+  w.element_bytes = 2;
+  w.row_bytes = 256;
+  EXPECT_DOUBLE_EQ(tbe_row_elements(w), 128);
+  EXPECT_DOUBLE_EQ(tbe_width_penalty(w), 1.0);
+}
+
 }  // namespace
 }  // namespace trainsim::models

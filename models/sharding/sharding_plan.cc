@@ -135,6 +135,7 @@ class TableCosts {
     work.row_bytes = t_.row_bytes() * width_fraction;
     work.output_bytes = t_.dim * width_fraction * g_.communication_bytes;
     work.state_bytes = state_per_row_ * width_fraction;
+    work.element_bytes = dtype_bytes(t_.dtype);
     l.lookups += lookups;
     l.unique_rows += unique;
     l.lookup_bytes += tbe_forward_bytes(work);

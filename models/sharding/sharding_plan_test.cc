@@ -131,11 +131,13 @@ TEST(ShardingPlanTest, ColumnWiseShardsReturnTheirColumnsForEverySample) {
 TEST(ShardingPlanTest, GreedyPlannerSplitsASkewedHeavyTableWithoutTheHotShard) {
   // One heavy Zipf(1.2) table and four light ones on 4 GPUs. Row-wise by hash leaves the shard
   // with the hottest row overloaded; the planner, costing each split with its skew, picks one
-  // that is not (column-wise: every shard sees every lookup, for a quarter of the width).
+  // that is not (column-wise: every shard sees every lookup, for a quarter of the width; rows of
+  // 512 elements, so a quarter is still a full warp's 128).
   RecsysModelSpec m = small_model(AccessDistribution::zipf(1e6, 1.2));
   m.tables.resize(5, m.tables[0]);
   m.tables[0].rows = 1e6;
   m.tables[0].pooling = 64;
+  m.tables[0].dim = 512;
   for (int i = 1; i < 5; ++i) m.tables[i].name = "t" + std::to_string(i);
   ShardingContext ctx = context(m, 4);
   const ShardCosts row_wise =

@@ -63,14 +63,15 @@ JobSpec job(double batch, const std::string& sharding = "table_wise") {
 
 TEST(RecsysTrainingTest, OneGpuStepByHand) {
   // Batch 1000. Top layer: 2 x 1000 x 1000 x 8 = 16 MFLOP at 50 TFLOP/s = 320 ns forward, 640 ns
-  // backward. Embedding forward (FBGEMM's bytes plus ids): 1000 pooled fp32 vectors of 32 B,
-  // 2000 rows of 32 B read, 2000 ids of 8 B = 112 KB at 0.5 TB/s = 224 ns, + 1 us launch.
-  // Backward: twice the 96 KB of outputs and rows (SGD keeps no state) = 192 KB at 0.25 TB/s =
-  // 768 ns, + 1 us launch. Dense SGD: 9000 parameters x 2 x 4 B = 72 ns. Nothing to communicate;
-  // the next batch's copy (1000 x 20 B at 2 GB/s = 10 us) is prefetched, but the step waits for
-  // it: 4024 ns of work, 10 us between batches.
+  // backward. Embedding forward: 1000 pooled fp32 vectors of 32 B, 2000 rows of 8 elements read
+  // as 32 (128 B), 2000 ids of 8 B = 304 KB at 0.5 TB/s = 608 ns, x1.75 for rows under 64
+  // elements = 1064 ns, + 1 us launch. Backward: twice the 288 KB of outputs and rows (SGD keeps no
+  // state) = 576 KB at 0.25 TB/s = 2304 ns, x1.75 = 4032 ns, + 1 us launch. Dense SGD: 9000
+  // parameters x 2 x 4 B = 72 ns. Nothing to communicate; the next batch's copy (1000 x 20 B at
+  // 2 GB/s = 10 us) is prefetched, but the step waits for it: 8128 ns of work, 10 us between
+  // batches.
   const auto r = simulate_recsys_training(one_gpu(), tiny_model(), job(1000), 1, {});
-  const double work_ns = 320 + 640 + (224 + 1000) + (768 + 1000) + 72;
+  const double work_ns = 320 + 640 + (1064 + 1000) + (4032 + 1000) + 72;
   EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, work_ns, 0.01);
   EXPECT_NEAR(to_seconds(r.step_time) * 1e9, 10000, 0.01);
   EXPECT_NEAR(to_seconds(r.breakdown.input_stall) * 1e9, 10000 - work_ns, 0.01);
@@ -79,18 +80,18 @@ TEST(RecsysTrainingTest, OneGpuStepByHand) {
 
 TEST(RecsysTrainingTest, OneGpuEvaluationStepIsTheForwardPassByHand) {
   // The step above without its backward, embedding update and optimizer: the top layer's 320 ns
-  // forward and the lookup's 224 ns + 1 us launch, 1544 ns of work; the batch copy (10 us) still
-  // paces the steps.
+  // forward and the lookup's 1064 ns + 1 us launch, 2384 ns of work; the batch copy (10 us)
+  // still paces the steps.
   RecsysStepDetails details;
   simulate_recsys_training(one_gpu(), tiny_model(), job(1000), 1, {}, &details);
   const auto r =
       simulate_recsys_evaluation(one_gpu(), tiny_model(), job(1000), 1, 1000, details.plan, {});
-  EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 320 + 224 + 1000, 0.01);
+  EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 320 + 1064 + 1000, 0.01);
   EXPECT_NEAR(to_seconds(r.step_time) * 1e9, 10000, 0.01);
   // Twice the batch: twice the GEMM and the bytes looked up, one launch; the copy 20 us.
   const auto twice =
       simulate_recsys_evaluation(one_gpu(), tiny_model(), job(1000), 1, 2000, details.plan, {});
-  EXPECT_NEAR(to_seconds(twice.breakdown.compute) * 1e9, 640 + 448 + 1000, 0.01);
+  EXPECT_NEAR(to_seconds(twice.breakdown.compute) * 1e9, 640 + 2128 + 1000, 0.01);
   EXPECT_NEAR(to_seconds(twice.step_time) * 1e9, 20000, 0.01);
 }
 
@@ -313,12 +314,12 @@ TEST(RecsysTrainingTest, PrefetchedIdsTakeTheirAllToAllOffTheStep) {
 }
 
 // Under CUDA graphs the step pays no launch: the one-GPU step above without its two 1 us
-// embedding-kernel launches (4024 - 2000 = 2024 ns of work).
+// embedding-kernel launches (8128 - 2000 = 6128 ns of work).
 TEST(RecsysTrainingTest, CudaGraphsRemoveTheLaunchCost) {
   JobSpec graphs = job(1000);
   graphs.cuda_graphs = true;
   const auto r = simulate_recsys_training(one_gpu(), tiny_model(), graphs, 1, {});
-  EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 4024 - 2000, 0.01);
+  EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 8128 - 2000, 0.01);
 }
 
 }  // namespace
