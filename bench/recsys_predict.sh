@@ -30,6 +30,14 @@ run "the same, step only (no dataloader or checkpoints)" \
 for n in 32 64 128; do
   run "dlrm-dcnv2, dgx-h100, $n nodes" predict --job configs/jobs/dlrm-dcnv2.yaml --nodes "$n"
 done
+# The MLPerf job as the submissions run it: HugeCTR's per-node plan (every GPU exchanges with
+# every other), evaluation phases, the next batch's ids on a prefetch stream (target < 5 s).
+run "dlrm-dcnv2-mlperf (HugeCTR's plan), 1,2,4,...,128 nodes" \
+  predict --job configs/jobs/dlrm-dcnv2-mlperf.yaml --nodes 1,2,4,8,16,32,64,128
+run "dlrm-dcnv2-mlperf, greedy plan, 1,2,4,...,128 nodes" \
+  predict --job configs/jobs/dlrm-dcnv2-mlperf.yaml --nodes 1,2,4,8,16,32,64,128 --sharding greedy
+run "dlrm-dcnv2-mlperf (HugeCTR's plan), 128 nodes" \
+  predict --job configs/jobs/dlrm-dcnv2-mlperf.yaml --nodes 128
 run "foundation-baseline, cloud-a100-4x100g, 1,2,4,8 nodes" \
   predict --job configs/jobs/foundation-baseline.yaml --nodes 1,2,4,8
 run "foundation-optimized, cloud-a100-4x100g, 1,2,4,8 nodes" \

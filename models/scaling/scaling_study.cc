@@ -218,8 +218,10 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   if (job && job->evaluation.configured) {
     const EvaluationSpec& e = job->evaluation;
     const double eval_batch = e.global_batch > 0 ? e.global_batch : p.global_batch;
+    // Evaluation steps repeat identically: one measured after the warm-up.
     StepSimulationOptions eval_options = effective;
     eval_options.keep_trace = false;
+    eval_options.steps = eval_options.warmup_steps + 1;
     EvaluationCost cost;
     if (recsys) {
       cost.step_time = simulate_recsys_evaluation(cluster, *recsys, *job, nodes,
