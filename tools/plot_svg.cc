@@ -16,7 +16,8 @@ const char* const kSeriesColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
                                       "#E69F00", "#56B4E9", "#F0E442", "#000000"};
 // The breakdown's parts by name, in their order (result_schema.h).
 std::string part_name(int part) { return std::string(breakdown_parts().at(part)->name); }
-const char* const kPartColours[] = {"#009E73", "#D55E00", "#E69F00", "#56B4E9", "#CC79A7"};
+const char* const kPartColours[PlotPoint::kParts] = {"#009E73", "#D55E00", "#E69F00",
+                                                     "#56B4E9", "#CC79A7", "#F0E442"};
 
 std::string num(double v) {
   char buffer[32];
@@ -182,7 +183,7 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
       for (const double v : pts[k].parts) total += v;
       double y = br.y + br.h;
       const double bx = br.x + slot * (static_cast<double>(k) + 0.2);
-      for (int part = 0; part < 5; ++part) {
+      for (int part = 0; part < PlotPoint::kParts; ++part) {
         const double h = total > 0 ? br.h * pts[k].parts[part] / total : 0.0;
         y -= h;
         out << "<rect x=\"" << num(bx) << "\" y=\"" << num(y) << "\" width=\"" << num(slot * 0.6)
@@ -194,7 +195,7 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
           << "\" text-anchor=\"middle\">" << pts[k].nodes << "</text>\n";
     }
   }
-  for (int part = 0; part < 5; ++part) {
+  for (int part = 0; part < PlotPoint::kParts; ++part) {
     const double ly = br.y + 20 + 22 * part;
     out << "<rect x=\"" << num(br.x + br.w + 25) << "\" y=\"" << num(ly - 10)
         << "\" width=\"14\" height=\"14\" fill=\"" << kPartColours[part] << "\"/>\n";

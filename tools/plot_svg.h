@@ -13,8 +13,10 @@ struct PlotPoint {
   double speedup = 0.0;
   double efficiency = 0.0;
   // Seconds per step of each part of the breakdown, in the order of breakdown_parts()
-  // (result_schema.h): compute, communication stall, load imbalance, input stall, checkpoint.
-  double parts[5] = {0, 0, 0, 0, 0};
+  // (result_schema.h): compute, communication stall, load imbalance, input stall, checkpoint,
+  // evaluation.
+  static constexpr int kParts = 6;
+  double parts[kParts] = {0, 0, 0, 0, 0, 0};
 };
 
 struct PlotSeries {

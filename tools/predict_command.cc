@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <boost/program_options.hpp>
 
+#include "engine/check.h"
 #include "engine/chrome_trace.h"
 #include "models/config/config_override.h"
 #include "models/config/quantity.h"
@@ -285,6 +286,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   if (plot_file) {
     PlotSeries series{models::model_name(workload.model), {}};
     const auto parts = breakdown_parts();
+    TRAINSIM_ASSERT(parts.size() == PlotPoint::kParts, "a plot bar for every breakdown part");
     for (const auto& p : study.points) {
       PlotPoint q{p.nodes, p.speedup, p.efficiency};
       for (std::size_t i = 0; i < parts.size(); ++i) q.parts[i] = parts[i]->value(p);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/check.h"
 #include "models/spec/config_error.h"
 #include "tools/report_format.h"
 #include "tools/result_schema.h"
@@ -33,6 +34,7 @@ PlotPoint plot_point(const json& p) {
   q.speedup = result_column("speedup").number_in(p);
   q.efficiency = result_column("efficiency").number_in(p);
   const auto parts = breakdown_parts();
+  TRAINSIM_ASSERT(parts.size() == PlotPoint::kParts, "a plot bar for every breakdown part");
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const double v = parts[i]->number_in(p);
     q.parts[i] = std::isnan(v) ? 0.0 : v;
