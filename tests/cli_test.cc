@@ -507,6 +507,9 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
                            "data_parallel", "(2D, groups of 8)", "greedy", "hugectr"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }
+  // TorchRec's planner view of each plan, and which one its estimate would pick.
+  EXPECT_NE(r.out.find("torchrec (ms)"), std::string::npos);
+  EXPECT_NE(r.out.find("TorchRec's estimate would rank first: "), std::string::npos);
   // Data-parallel copies of 2e8 rows x 128 fp32 (and their Adagrad state) cannot fit in 80 GB.
   EXPECT_NE(r.out.find("has 80.0 GB"), std::string::npos);
   // Ranked by step time: the times in the table never decrease.

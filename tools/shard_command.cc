@@ -12,10 +12,12 @@
 #include "models/config/job_config.h"
 #include "models/config/recsys_config.h"
 #include "models/scenario/scenario.h"
+#include "models/sharding/torchrec_estimator.h"
 #include "models/workload/plan_search.h"
 #include "models/workload/recsys_training.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
+#include "tools/report_format.h"
 #include "tools/version.h"
 
 namespace trainsim::cli {
@@ -133,18 +135,28 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   text << "sharding plans for " << model->name << " on " << nodes << " node(s) of " << cluster.name
        << " (" << context.world << " GPUs, batch " << context.batch_per_gpu
        << " per GPU), ranked by step time (" << network << " network model)\n\n";
-  std::snprintf(line, sizeof line, "%-4s %-44s %10s %10s %10s %12s %12s %12s %10s\n", "rank",
-                "plan", "step (ms)", "imbalance", "a2a/GPU", "cross-node", "replica/GPU",
-                "memory/GPU", "fits");
+  std::snprintf(line, sizeof line, "%-4s %-44s %10s %10s %10s %12s %12s %12s %10s %14s\n",
+                "rank", "plan", "step (ms)", "imbalance", "a2a/GPU", "cross-node", "replica/GPU",
+                "memory/GPU", "fits", "torchrec (ms)");
   text << line;
   int rank = 0;
+  // TorchRec's planner view: its estimate of each plan with this cluster's bandwidths.
+  const models::TorchrecTopology torchrec = models::TorchrecTopology::of(context);
+  const Candidate* torchrec_first = nullptr;
+  double torchrec_best = 0;
   for (const Candidate& c : candidates) {
+    const double estimate = models::torchrec_rating(c.plan, context, torchrec);
+    if (c.fits && (!torchrec_first || estimate < torchrec_best)) {
+      torchrec_first = &c;
+      torchrec_best = estimate;
+    }
     std::snprintf(line, sizeof line,
-                  "%-4d %-44s %10s %9.2fx %8.1f MB %9.1f MB %9.1f MB %9.1f GB %10s\n", ++rank,
+                  "%-4d %-44s %10s %9.2fx %8.1f MB %9.1f MB %9.1f MB %9.1f GB %10s %14.3f\n", ++rank,
                   c.plan.name.substr(0, 44).c_str(),
                   c.fits ? std::to_string(to_milliseconds(c.step_time)).substr(0, 8).c_str() : "-",
                   c.imbalance, c.max_alltoall_bytes / 1e6, c.cross_node_bytes / 1e6,
-                  c.replica_sync_bytes / 1e6, c.max_memory / 1e9, c.fits ? "yes" : "no");
+                  c.replica_sync_bytes / 1e6, c.max_memory / 1e9, c.fits ? "yes" : "no",
+                  1e3 * estimate);
     text << line;
     if (!c.fits) text << "       " << c.overflow << "\n";
   }
@@ -152,7 +164,17 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
           "the same\n"
           "again); cross-node: forward all-to-all bytes crossing nodes per step; replica/GPU: "
           "bytes a GPU\n"
-          "all-reduces across replicas per step (2D).\n\n";
+          "all-reduces across replicas per step (2D); torchrec: TorchRec's planner estimate of "
+          "the plan's\n"
+          "embeddings (the largest GPU's lookup, update and exchange, nothing overlapped, ids "
+          "uniform over\n"
+          "row shards, no replica all-reduce) with this cluster's HBM, NVLink and NIC "
+          "bandwidths.\n";
+  if (torchrec_first) {
+    text << "TorchRec's estimate would rank first: " << torchrec_first->plan.name << " ("
+         << printf_string("%.3f", 1e3 * torchrec_best) << " ms).\n";
+  }
+  text << "\n";
   // The best-ranked greedy variant (over all GPUs, or 2D with one node per group), or the best
   // plan.
   const auto chosen = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {

@@ -1,0 +1,142 @@
+#include "models/sharding/torchrec_estimator.h"
+
+#include <algorithm>
+
+namespace trainsim::models {
+
+namespace {
+
+// constants.py; bandwidths in GiB/s.
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kHbmMemBw = 897 * kGiB;
+constexpr double kIntraNodeBandwidth = 600 * kGiB;
+constexpr double kCrossNodeBandwidth = 12.5 * kGiB;
+constexpr double kIdBytes = 8;                    // BIGINT_DTYPE
+constexpr double kMinReadElements = 32;           // max(D, 32)
+constexpr double kBwdComputeMultiplier = 2;       // BWD_COMPUTE_MULTIPLIER
+constexpr double kBatchedCopyPerfFactor = 2.455;  // BATCHED_COPY_PERF_FACTOR
+constexpr double kDpElementwisePerfFactor = 9.22; // DP_ELEMENTWISE_KERNELS_PERF_FACTOR
+
+// FULL_BLOCK_EMB_DIM 128, HALF_BLOCK_PENALTY 1.15, QUARTER_BLOCK_PENALTY 1.75.
+double block_penalty(double dim) { return dim >= 128 ? 1.0 : dim >= 64 ? 1.15 : 1.75; }
+
+// Each of `holders` gets one shard's estimate.
+void add_to(std::vector<TorchrecPerf>& ranks, const std::vector<int>& holders,
+            const TorchrecPerf& perf) {
+  for (const int r : holders) {
+    ranks[r].fwd_compute += perf.fwd_compute;
+    ranks[r].fwd_comms += perf.fwd_comms;
+    ranks[r].bwd_compute += perf.bwd_compute;
+    ranks[r].bwd_comms += perf.bwd_comms;
+  }
+}
+
+}  // namespace
+
+TorchrecTopology TorchrecTopology::defaults() {
+  return {kHbmMemBw, kIntraNodeBandwidth, kCrossNodeBandwidth};
+}
+
+TorchrecTopology TorchrecTopology::of(const ShardingContext& context) {
+  return {context.gpu.hbm_bandwidth_bytes_per_s, context.local_bytes_per_s,
+          context.network_bytes_per_s};
+}
+
+std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
+                                            const ShardingContext& context,
+                                            const TorchrecTopology& topo) {
+  const RecsysModelSpec& model = *context.model;
+  const int world = plan.group_size > 0 ? plan.group_size : context.world;
+  const int local = std::min(world, context.gpus_per_node);
+  const double b = context.batch_per_gpu;
+  const double a2a_bytes = dtype_bytes(context.communication_dtype);
+  // FUSED kernels: the device's HBM (kernel_bw_lookup).
+  const double device_bw = topo.hbm_bytes_per_s;
+  // BasicCommsBandwidths: inside a node while the collective's ranks fit in one, else across;
+  // all-reduce across nodes at one NIC per GPU of the node.
+  auto comm_bw = [&](int ranks) {
+    return ranks <= context.gpus_per_node ? topo.intra_node_bytes_per_s
+                                          : topo.cross_node_bytes_per_s;
+  };
+  const double all_reduce_bw = topo.cross_node_bytes_per_s * local;
+  std::vector<TorchrecPerf> ranks(world);
+  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+    const EmbeddingTableSpec& t = model.tables[i];
+    const TablePlacement& p = plan.tables[i];
+    const double s = dtype_bytes(t.dtype);
+    const double inputs = t.pooling * b;
+    const double outputs = t.sequence ? inputs : b;
+    const auto shards = static_cast<double>(p.ranks.size());
+    switch (p.strategy) {
+      case ShardingStrategy::kTableWise:
+      case ShardingStrategy::kColumnWise: {
+        // One rank serves every rank's batch for its columns (TW, CW).
+        const double dim = p.strategy == ShardingStrategy::kColumnWise ? t.dim / shards : t.dim;
+        TorchrecPerf perf;
+        perf.fwd_compute = (inputs * world * kIdBytes +
+                            inputs * world * std::max(dim, kMinReadElements) * s +
+                            outputs * world * dim * a2a_bytes) *
+                           block_penalty(dim) / device_bw;
+        perf.fwd_comms = outputs * world * dim * a2a_bytes / comm_bw(world);
+        perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute;
+        perf.bwd_comms = perf.fwd_comms;
+        add_to(ranks, p.ranks, perf);
+        break;
+      }
+      case ShardingStrategy::kRowWise:
+      case ShardingStrategy::kTableRowWise: {
+        // Each of the shards sees its share of every rank's ids (uniform), returns partial sums
+        // for every sample: reduce-scattered over the shards' ranks (TWRW: inside the node, then
+        // an all-to-all over the nodes), the gradients all-gathered back, with a batched copy.
+        const bool twrw = p.strategy == ShardingStrategy::kTableRowWise;
+        const double out_bytes = outputs * world * t.dim * a2a_bytes;
+        TorchrecPerf perf;
+        perf.fwd_compute = (inputs * world / shards * kIdBytes +
+                            inputs * world / shards * std::max<double>(t.dim, kMinReadElements) * s +
+                            out_bytes) /
+                           device_bw;
+        const double hosts = static_cast<double>(world) / local;
+        // TWRW's inter-host all-to-all is over one rank per host, and TorchRec picks its
+        // bandwidth by that rank count (intra-node while there are no more hosts than GPUs in
+        // one), as written.
+        perf.fwd_comms = twrw ? out_bytes / topo.intra_node_bytes_per_s +
+                                    outputs * hosts * t.dim * a2a_bytes /
+                                        comm_bw(static_cast<int>(hosts))
+                              : out_bytes / comm_bw(world);
+        perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute +
+                           out_bytes * kBatchedCopyPerfFactor / device_bw;
+        perf.bwd_comms = perf.fwd_comms;
+        add_to(ranks, p.ranks, perf);
+        break;
+      }
+      case ShardingStrategy::kDataParallel: {
+        // Every rank looks up its own batch; the table's gradients are all-reduced, and the
+        // optimizer runs elementwise over the whole table.
+        const double table_bytes = t.rows * t.dim * s;
+        const double n = std::min(static_cast<double>(world) / local, 2.0);
+        double reduce = table_bytes * (2 * n - 1) / n / all_reduce_bw;
+        if (world > 2 * local) reduce *= 2;
+        TorchrecPerf perf;
+        perf.fwd_compute =
+            (inputs * kIdBytes + inputs * t.dim * s + outputs * t.dim * s) / device_bw;
+        perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute +
+                           table_bytes * kDpElementwisePerfFactor / device_bw;
+        perf.bwd_comms = reduce;
+        add_to(ranks, p.ranks, perf);
+        break;
+      }
+    }
+  }
+  return ranks;
+}
+
+double torchrec_rating(const ShardingPlan& plan, const ShardingContext& context,
+                       const TorchrecTopology& topology) {
+  double most = 0;
+  for (const TorchrecPerf& p : torchrec_estimate(plan, context, topology)) {
+    most = std::max(most, p.total());
+  }
+  return most;
+}
+
+}  // namespace trainsim::models
