@@ -1,8 +1,8 @@
 // `trainsim calibrate --job FILE --measured NODES:THROUGHPUT...`: fits the GPU's achieved
 // fractions (GEMM, HBM, embedding lookup and update) to a user's measured throughput, prints each
-// with its prior and posterior uncertainty, the measured runs before and after, and the --set
-// options that carry the fractions to another cluster; writes the calibrated cluster YAML by
-// editing the cluster file in place.
+// with its prior and posterior uncertainty, the measured runs before and after, and the ratios
+// that carry the fractions to another GPU; -o writes the calibrated cluster YAML: the cluster
+// file with the fitted values replaced (its comments and units kept).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -125,7 +125,18 @@ int run_calibrate_job(const po::variables_map& vm, std::ostream& out, std::ostre
     }
     options.measurement_uncertainty = u;
   }
-  const SimulationInputs inputs = load_simulation_inputs(vm, nodes);
+  SimulationInputs inputs = load_configs(
+      {vm.count("cluster") ? vm["cluster"].as<std::string>() : "",
+       vm.count("model") ? vm["model"].as<std::string>() : "", vm["job"].as<std::string>()},
+      parse_set_options(vm));
+  for (const auto& m : measured) {
+    if (m.nodes > inputs.cluster.nodes) {
+      throw UsageError("--measured " + std::to_string(m.nodes) + ":...: cluster '" +
+                       inputs.cluster.name + "' has " + std::to_string(inputs.cluster.nodes) +
+                       " nodes");
+    }
+  }
+  check_simulation_inputs(inputs, nodes);
   if (vm["resolved"].as<bool>()) {
     std::ostringstream text;
     models::write_resolved_scenario(
@@ -175,10 +186,13 @@ int run_calibrate_job(const po::variables_map& vm, std::ostream& out, std::ostre
     updates.push_back({f.key, f.value, std::nullopt,
                        "fitted by trainsim calibrate --job to" + sources.str() + ": +- " +
                            fraction(f.uncertainty) + " (prior " + fraction(f.prior) + ")"});
-    carry += " --set cluster." + f.key + "=" + fraction(f.value);
+    char ratio[64];
+    std::snprintf(ratio, sizeof ratio, " x%.3f", f.value / f.prior);
+    carry += "  " + f.key.substr(f.key.find('.') + 1) + ratio + "\n";
   }
-  text << "\nThe fractions carry to another cluster running the same software stack:\n "
-       << carry << "\n";
+  text << "\nFitted / prior, to carry to another GPU running the same software stack (scale its "
+          "own fractions):\n"
+       << carry;
   out << text.str();
   for (const auto& o : parse_set_options(vm)) {
     if (o.target == "cluster" && output_file) {
@@ -191,6 +205,7 @@ int run_calibrate_job(const po::variables_map& vm, std::ostream& out, std::ostre
     std::ifstream in(cluster_path);
     std::stringstream original;
     original << in.rdbuf();
+    if (!in) throw UsageError("calibrate: cannot read the cluster file " + cluster_path);
     const models::YamlPatchResult patched =
         models::patch_yaml(original.str(), cluster_path, updates);
     std::ostringstream header;

@@ -220,7 +220,8 @@ models::Scenario training_scenario(const models::TrainingCase& c, const models::
   return load_configs(files, overrides);
 }
 
-int row_nodes(const models::TrainingCase& c, const models::CsvRow& row) {
+int row_nodes(const models::TrainingCase& c, const models::CsvRow& row,
+              const models::Scenario& scenario) {
   const std::string text = row_field(c, row, "nodes");
   std::size_t used = 0;
   int nodes = 0;
@@ -231,6 +232,16 @@ int row_nodes(const models::TrainingCase& c, const models::CsvRow& row) {
   if (used != text.size() || nodes < 1) {
     throw models::ConfigError(c.measurements, row.line, 1, "nodes",
                               "'" + text + "' is not a node count");
+  }
+  if (nodes > scenario.cluster.nodes) {
+    throw models::ConfigError(c.measurements, row.line, 1, "nodes",
+                              std::to_string(nodes) + " nodes: cluster '" + scenario.cluster.name +
+                                  "' has " + std::to_string(scenario.cluster.nodes));
+  }
+  try {
+    check_simulation_inputs(scenario, {nodes});
+  } catch (const UsageError& e) {
+    throw models::ConfigError(c.measurements, row.line, 1, "", e.what());
   }
   return nodes;
 }
@@ -247,15 +258,20 @@ bool run_training_case(const models::TrainingCase& c, std::ostream& out) {
                               "no row of " + c.measurements + " has system '" + c.fit_system + "'");
   }
   const models::Scenario fit_scenario = training_scenario(c, *fit_row);
-  const int fit_nodes = row_nodes(c, *fit_row);
-  check_simulation_inputs(fit_scenario, {fit_nodes});
+  const int fit_nodes = row_nodes(c, *fit_row, fit_scenario);
+  // As `calibrate --job` and `predict` run by default: flows, the solve quantum 0.2% of the step.
+  models::ScalingStudyOptions study;
+  study.simulation.solve_quantum = models::StepShare{2000};
+  models::JobCalibrationOptions calibration;
+  calibration.study = study;
   bool fit_training_only = true;
   for (const auto& column : c.columns) {
     if (column.name == c.fit_column) fit_training_only = column.measures == "train_only";
   }
   const models::JobCalibration fit = models::calibrate_job(
       fit_scenario.cluster, fit_scenario.workload,
-      {{fit_nodes, measured_value(c, *fit_row, c.fit_column), 0.0, fit_training_only}}, {});
+      {{fit_nodes, measured_value(c, *fit_row, c.fit_column), 0.0, fit_training_only}},
+      calibration);
   out << "== " << c.name << " (" << c.file << ")\n"
       << "calibrated on " << c.fit_system << " " << c.fit_column << " ("
       << fit_scenario.cluster.name << "); the fitted / prior ratio of each fraction carried to "
@@ -272,16 +288,15 @@ bool run_training_case(const models::TrainingCase& c, std::ostream& out) {
   bool pass = true;
   for (const models::CsvRow& row : rows) {
     models::Scenario s = training_scenario(c, row);
-    const int nodes = row_nodes(c, row);
-    check_simulation_inputs(s, {nodes});
+    const int nodes = row_nodes(c, row, s);
     const auto& priors = models::job_calibration_priors();
     for (std::size_t j = 0; j < priors.size(); ++j) {
       double& value = s.cluster.gpu.*priors[j].field;
       value = std::min(1.0, value * fit.parameters[j].value / fit.parameters[j].prior);
     }
-    const models::ScalingStudy study =
-        models::run_scaling_study(s.cluster, s.workload, {nodes}, {});
-    const models::ScalingPoint& point = study.points.front();
+    const models::ScalingStudy predicted =
+        models::run_scaling_study(s.cluster, s.workload, {nodes}, study);
+    const models::ScalingPoint& point = predicted.points.front();
     for (const auto& col : c.columns) {
       const std::string& column = col.name;
       const double measured = measured_value(c, row, column);
@@ -350,6 +365,10 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   if (vm.count("leave-one-out")) {
     if (cases.empty()) throw UsageError("validate --leave-one-out: no collective cases given");
+    if (!training.empty()) {
+      out << "(" << training.size()
+          << " training case(s) not run here: each already predicts every row but one)\n\n";
+    }
     return leave_one_out(cases, vm.count("summary") > 0, out);
   }
 

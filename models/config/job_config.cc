@@ -356,22 +356,11 @@ void write_job_yaml(std::ostream& stream, const JobSpec& job,
 std::string job_yaml_with_plan(const JobSpec& job, const ShardingPlan& plan,
                                const RecsysModelSpec& model,
                                const std::vector<std::string>& header) {
-  JobSpec planned = job;
+  std::vector<std::string> names;
+  for (const auto& t : model.tables) names.push_back(t.name);
+  JobSpec planned = job_with_plan(job, plan, names);
   planned.name += "-planned";
   planned.description.clear();  // the job's own describes its sharding, not this plan
-  planned.sharding = "plan";
-  planned.group = ShardingGroup::of(plan.group_size);
-  planned.hot_rows = 0;  // each table's own, below
-  planned.plan.clear();
-  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
-    const TablePlacement& p = plan.tables[i];
-    PlannedTable t;
-    t.table = model.tables[i].name;
-    t.strategy = p.strategy;
-    t.gpus = p.ranks;
-    if (p.hot_rows > 0) t.hot_rows = p.hot_rows;
-    planned.plan.push_back(t);
-  }
   std::ostringstream text;
   write_job_yaml(text, planned, header);
   return text.str();

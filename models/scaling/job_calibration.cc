@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 
 #include "engine/check.h"
+#include "models/workload/plan_search.h"
 
 namespace trainsim::models {
 
@@ -29,7 +30,9 @@ const std::vector<EfficiencyPrior>& job_calibration_priors() {
 
 namespace {
 
-constexpr double kStep = 0.01;  // finite-difference step, log of the value (1%)
+// Finite-difference step, log of the value (5%): large against the step time's quantisation by
+// the solve quantum (0.2% of the step by default) even for a fraction the step hardly depends on.
+constexpr double kStep = 0.05;
 constexpr int kMaxIterations = 12;
 constexpr double kConverged = 1e-4;  // largest change of a log value that ends the fit
 
@@ -56,8 +59,9 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
   const auto m = static_cast<Eigen::Index>(measured.size());
   int smallest = measured.front().nodes, largest = smallest;
   for (const auto& p : measured) {
-    TRAINSIM_ASSERT(p.nodes >= 1 && (p.throughput > 0 || p.step_time_s > 0),
-                    "a measured point has nodes and a throughput or step time");
+    TRAINSIM_ASSERT(p.nodes >= 1 && p.nodes <= cluster.nodes &&
+                        (p.throughput > 0 || p.step_time_s > 0),
+                    "a measured point has nodes of the cluster and a throughput or step time");
     smallest = std::min(smallest, p.nodes);
     largest = std::max(largest, p.nodes);
   }
@@ -71,11 +75,41 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
   for (const auto& p : measured) {
     throughput.push_back(p.throughput > 0 ? p.throughput : global_batch(p.nodes) / p.step_time_s);
   }
-  StepSimulationOptions sim = options.study.simulation;
-  sim.keep_trace = false;
-  auto predict = [&](const ClusterSpec& c, const MeasuredThroughput& p) {
-    const ScalingPoint point =
-        simulate_point(c, workload, p.nodes, batch.at(p.nodes * c.gpus_per_node), sim);
+  // Per measured point, what stays fixed while the fractions move, so that the predicted
+  // throughput is a smooth function of them: the sharding plan (`best` re-ranks plans, a planner
+  // weighs the kernel costs) and the solve quantum (a share of the step would move with it), both
+  // as they are at the cluster's own values.
+  std::vector<Workload> workloads;
+  std::vector<StepSimulationOptions> sims;
+  for (const auto& p : measured) {
+    StepSimulationOptions sim = options.study.simulation;
+    sim.keep_trace = false;
+    const double per_gpu = batch.at(p.nodes * cluster.gpus_per_node);
+    if (const auto* share = std::get_if<StepShare>(&sim.solve_quantum);
+        share && sim.network == NetworkModel::kFlow) {
+      StepSimulationOptions analytic = sim;
+      analytic.network = NetworkModel::kAnalytic;
+      analytic.solve_quantum = Time{0};
+      const Time estimate = simulate_point(cluster, workload, p.nodes, per_gpu, analytic).step_time;
+      sim.solve_quantum =
+          Time{std::max<Time>(kNanosecond, estimate / 1'000'000 * share->parts_per_million)};
+    }
+    Workload w = workload;
+    if (const auto* recsys = std::get_if<RecsysModelSpec>(&w.model)) {
+      JobSpec at_batch = *w.job;
+      at_batch.global_batch.reset();
+      at_batch.batch_per_gpu = per_gpu;
+      std::vector<std::string> names;
+      for (const auto& t : recsys->tables) names.push_back(t.name);
+      w.job = job_with_plan(*w.job, job_plan(cluster, *recsys, at_batch, p.nodes, sim), names);
+    }
+    workloads.push_back(std::move(w));
+    sims.push_back(sim);
+  }
+  auto predict = [&](const ClusterSpec& c, std::size_t i) {
+    const MeasuredThroughput& p = measured[i];
+    const ScalingPoint point = simulate_point(c, workloads[i], p.nodes,
+                                              batch.at(p.nodes * c.gpus_per_node), sims[i]);
     return p.training_only ? point.training_throughput : point.throughput;
   };
   // Residuals: log(predicted step / measured step) = log(measured / predicted throughput).
@@ -83,7 +117,7 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
     const ClusterSpec c = with_values(cluster, x);
     Eigen::VectorXd r(m);
     for (Eigen::Index i = 0; i < m; ++i) {
-      r[i] = std::log(throughput[i] / predict(c, measured[i]));
+      r[i] = std::log(throughput[i] / predict(c, static_cast<std::size_t>(i)));
     }
     return r;
   };
@@ -121,20 +155,23 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
       return res.squaredNorm() / (u * u) + (at.array() / prior_sd.array()).square().sum();
     };
     const double before = objective(r, xv);
-    std::vector<double> next = x;
-    Eigen::VectorXd next_r = r;
-    for (int halving = 0; halving < 8; ++halving) {
-      for (Eigen::Index j = 0; j < n; ++j) next[j] = x[j] + delta[j];
+    bool improved = false;
+    for (int halving = 0; halving < 8 && !improved; ++halving) {
+      std::vector<double> next = x;
       Eigen::VectorXd at(n);
-      for (Eigen::Index j = 0; j < n; ++j) at[j] = next[j];
-      next_r = residuals(next);
-      if (objective(next_r, at) <= before) break;
-      delta /= 2;
+      for (Eigen::Index j = 0; j < n; ++j) at[j] = next[j] = x[j] + delta[j];
+      const Eigen::VectorXd next_r = residuals(next);
+      if (objective(next_r, at) <= before) {
+        x = next;
+        r = next_r;
+        improved = true;
+      } else {
+        delta /= 2;
+      }
     }
-    x = next;
-    r = next_r;
     out.iterations = iteration + 1;
-    if (delta.cwiseAbs().maxCoeff() < kConverged) break;
+    // Converged when the step taken is small, or when no step along the direction helps.
+    if (!improved || delta.cwiseAbs().maxCoeff() < kConverged) break;
   }
   // Sensitivities and the posterior covariance at the fit.
   const Eigen::MatrixXd covariance = linearize().inverse();
@@ -158,8 +195,8 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
     p.global_batch = global_batch(p.nodes);
     p.measured = throughput[i];
     p.training_only = measured[i].training_only;
-    p.before = predict(cluster, measured[i]);
-    p.after = predict(out.cluster, measured[i]);
+    p.before = predict(cluster, static_cast<std::size_t>(i));
+    p.after = predict(out.cluster, static_cast<std::size_t>(i));
     out.points.push_back(p);
   }
   return out;

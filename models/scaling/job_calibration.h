@@ -77,8 +77,9 @@ struct JobCalibration {
 
 // Fits the GPU fractions of job_calibration_priors() so that the workload's predicted throughput
 // matches `measured`. The batch at each node count follows the study's scaling mode (strong: the
-// job's global batch; weak: its batch per GPU). Throws ConfigError for node counts beyond the
-// cluster, like a study.
+// job's global batch; weak: its batch per GPU). The node counts must be the cluster's (the
+// commands check them first, as a study's). Each point's sharding plan and solve quantum are
+// resolved once, at the cluster's own values, and held while the fractions move.
 JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workload,
                              const std::vector<MeasuredThroughput>& measured,
                              const JobCalibrationOptions& options);

@@ -46,8 +46,8 @@ struct ScalingPoint {
   std::optional<InputPipelineResult> input;
   std::optional<CheckpointCost> checkpoint;
   std::optional<EvaluationCost> evaluation;
-  // Examples/s of the training steps alone, without the evaluation phases (throughput includes
-  // them: it is what the wall clock gives).
+  // Examples/s without the evaluation phases (input stalls and checkpoint overhead included;
+  // throughput adds the evaluations: it is what the wall clock gives).
   double training_throughput = 0.0;
   // Time-to-quality: examples and steps the global batch needs to reach the target, and the wall
   // time (NaN when the convergence model gives no absolute number of examples).

@@ -40,15 +40,23 @@ double tbe_backward_bytes(const EmbeddingKernelWork& w) {
   return 2 * fbgemm_rw_bytes(w) + 2 * w.unique_rows * w.state_bytes;
 }
 
+// A GPU with a measured row curve (gpu.embedding_half_row_bytes, the microbenchmark's fit) has
+// what short rows cost in it already; TorchRec's rule stands in for it otherwise.
+bool measured_rows(const GpuSpec& gpu) { return gpu.embedding_half_row_bytes > 0; }
+
 double tbe_forward_seconds(const EmbeddingKernelWork& w, const GpuSpec& gpu) {
-  const double bytes = kernel_rw_bytes(w) + w.lookups * kEmbeddingIdBytes;
-  return tbe_width_penalty(w) *
+  const bool measured = measured_rows(gpu);
+  const double bytes =
+      (measured ? fbgemm_rw_bytes(w) : kernel_rw_bytes(w)) + w.lookups * kEmbeddingIdBytes;
+  return (measured ? 1.0 : tbe_width_penalty(w)) *
          seconds(bytes, gpu.hbm_bandwidth_bytes_per_s * gpu.embedding_efficiency_at(w.row_bytes));
 }
 
 double tbe_backward_seconds(const EmbeddingKernelWork& w, const GpuSpec& gpu) {
-  const double bytes = 2 * kernel_rw_bytes(w) + 2 * w.unique_rows * w.state_bytes;
-  return tbe_width_penalty(w) *
+  const bool measured = measured_rows(gpu);
+  const double bytes = 2 * (measured ? fbgemm_rw_bytes(w) : kernel_rw_bytes(w)) +
+                       2 * w.unique_rows * w.state_bytes;
+  return (measured ? 1.0 : tbe_width_penalty(w)) *
          seconds(bytes,
                  gpu.hbm_bandwidth_bytes_per_s * gpu.embedding_backward_efficiency_at(w.row_bytes));
 }

@@ -17,7 +17,8 @@
 // warp partly idle. The times follow TorchRec's planner estimator
 // (torchrec/distributed/planner/shard_estimators.py): rows read as max(D, 32) elements, and the
 // kernel's time x1.15 for 64 <= D < 128 and x1.75 for D < 64 (D: the elements of the part of a row
-// the GPU holds, so narrow column-wise shards pay it).
+// the GPU holds, so narrow column-wise shards pay it). A GPU whose row curve was measured
+// (gpu.embedding_half_row_bytes, from the microbenchmark's fit) pays that curve instead.
 #pragma once
 
 #include "models/spec/cluster_spec.h"
@@ -44,7 +45,8 @@ inline constexpr double kEmbeddingIdBytes = 8.0;  // int64 ids
 double tbe_forward_bytes(const EmbeddingKernelWork& work);
 double tbe_backward_bytes(const EmbeddingKernelWork& work);
 // The bytes above with rows read as at least 32 elements, at the GPU's achieved fraction of HBM
-// bandwidth for rows of `work.row_bytes`, times the width penalty (no launch).
+// bandwidth for rows of `work.row_bytes`, times the width penalty (no launch); with a measured
+// row curve, FBGEMM's bytes at the curve's fraction.
 double tbe_forward_seconds(const EmbeddingKernelWork& work, const GpuSpec& gpu);
 double tbe_backward_seconds(const EmbeddingKernelWork& work, const GpuSpec& gpu);
 

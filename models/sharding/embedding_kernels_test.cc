@@ -99,6 +99,11 @@ TEST(EmbeddingKernelsTest, ShortRowsAreReadAsAWarpsWorthAndPayTheWidthPenalty) {
   EXPECT_DOUBLE_EQ(tbe_forward_bytes(w), 3200 + 32000 + 8000);
   EXPECT_DOUBLE_EQ(tbe_forward_seconds(w, g), 1.75 * (3200 + 128000 + 8000) / 5e11);
   EXPECT_DOUBLE_EQ(tbe_backward_seconds(w, g), 1.75 * 2 * (3200 + 128000) / 2.5e11);
+  // A measured row curve replaces the rule: FBGEMM's bytes at the curve's fraction, 0.5 x 32 /
+  // (32 + 32) = 0.25 for 32 B rows with half efficiency at 32 B.
+  GpuSpec measured = g;
+  measured.embedding_half_row_bytes = 32;
+  EXPECT_DOUBLE_EQ(tbe_forward_seconds(w, measured), (3200 + 32000 + 8000) / 2.5e11);
   // fp16 rows of 128 elements (256 B) fill the warp: no penalty.
   w.element_bytes = 2;
   w.row_bytes = 256;

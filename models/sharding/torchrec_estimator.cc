@@ -38,8 +38,12 @@ TorchrecTopology TorchrecTopology::defaults() {
 }
 
 TorchrecTopology TorchrecTopology::of(const ShardingContext& context) {
-  return {context.gpu.hbm_bandwidth_bytes_per_s, context.local_bytes_per_s,
-          context.network_bytes_per_s};
+  // What the context does not give (a node without NICs, say) stays TorchRec's default.
+  const TorchrecTopology d = defaults();
+  auto or_default = [](double v, double fallback) { return v > 0 ? v : fallback; };
+  return {or_default(context.gpu.hbm_bandwidth_bytes_per_s, d.hbm_bytes_per_s),
+          or_default(context.local_bytes_per_s, d.intra_node_bytes_per_s),
+          or_default(context.network_bytes_per_s, d.cross_node_bytes_per_s)};
 }
 
 std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,

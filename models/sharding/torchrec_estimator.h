@@ -21,7 +21,8 @@ struct TorchrecTopology {
   double cross_node_bytes_per_s = 0;  // per GPU
   static TorchrecTopology defaults();
   // The context's GPU HBM, its NVLink and its share of the node's NICs (as a user would set
-  // Topology(hbm_mem_bw=..., intra_host_bw=..., inter_host_bw=...)).
+  // Topology(hbm_mem_bw=..., intra_host_bw=..., inter_host_bw=...)); TorchRec's default for any
+  // the context lacks.
   static TorchrecTopology of(const ShardingContext& context);
 };
 

@@ -20,4 +20,22 @@ double job_batch_per_gpu(const JobSpec& job, int gpus) {
   return job.batch_per_gpu ? *job.batch_per_gpu : *job.global_batch / gpus;
 }
 
+JobSpec job_with_plan(JobSpec job, const ShardingPlan& plan,
+                      const std::vector<std::string>& table_names) {
+  job.sharding = "plan";
+  job.group = ShardingGroup::of(plan.group_size);
+  job.hot_rows = 0;  // each table's own, below
+  job.plan.clear();
+  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+    const TablePlacement& p = plan.tables[i];
+    PlannedTable t;
+    t.table = table_names.at(i);
+    t.strategy = p.strategy;
+    t.gpus = p.ranks;
+    if (p.hot_rows > 0) t.hot_rows = p.hot_rows;
+    job.plan.push_back(t);
+  }
+  return job;
+}
+
 }  // namespace trainsim::models

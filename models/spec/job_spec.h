@@ -92,4 +92,9 @@ struct JobSpec {
 // Batch per GPU for `gpus` GPUs (global batch split evenly, or the per-GPU batch).
 double job_batch_per_gpu(const JobSpec& job, int gpus);
 
+// The job with `plan` pinned: strategy `plan`, its sharding group, and every table placed as the
+// plan places it (the tables in `table_names` order).
+JobSpec job_with_plan(JobSpec job, const ShardingPlan& plan,
+                      const std::vector<std::string>& table_names);
+
 }  // namespace trainsim::models

@@ -75,8 +75,10 @@ StepSimulationOptions plan_ranking_options(const StepSimulationOptions& options)
   return o;
 }
 
-ShardingPlan job_plan(const ClusterSpec& cluster, const RecsysModelSpec& model, const JobSpec& job,
-                      int nodes, const StepSimulationOptions& options) {
+ShardingPlan job_plan(const ClusterSpec& given_cluster, const RecsysModelSpec& model,
+                      const JobSpec& job, int nodes, const StepSimulationOptions& options) {
+  // Planned with the kernel costs the step will pay (no launches under CUDA graphs).
+  const ClusterSpec cluster = launched_on(given_cluster, job);
   if (job.sharding != "best") return resolve_sharding(job, recsys_context(cluster, model, job, nodes));
   const std::vector<RankedPlan> ranked =
       rank_sharding_plans(cluster, model, job, nodes, plan_ranking_options(options));

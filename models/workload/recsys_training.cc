@@ -349,8 +349,10 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
   return {start, next};
 }
 
-// The cluster as the job launches work on it: a step replayed as a CUDA graph pays no host launch
-// cost for its kernels (the table-batched embedding calls) or its collectives.
+}  // namespace
+
+// A step replayed as a CUDA graph pays no host launch cost for its kernels (the table-batched
+// embedding calls) or its collectives.
 ClusterSpec launched_on(const ClusterSpec& cluster, const JobSpec& job) {
   ClusterSpec c = cluster;
   if (job.cuda_graphs) {
@@ -359,8 +361,6 @@ ClusterSpec launched_on(const ClusterSpec& cluster, const JobSpec& job) {
   }
   return c;
 }
-
-}  // namespace
 
 StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster,
                                                 const RecsysModelSpec& model, const JobSpec& job,

@@ -44,6 +44,10 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& cluster,
                                                 const ShardingPlan& plan,
                                                 const StepSimulationOptions& options);
 
+// The cluster as the job launches work on it: under CUDA graphs (overlap.cuda_graphs) no host
+// launch cost for the step's kernels and collectives.
+ClusterSpec launched_on(const ClusterSpec& cluster, const JobSpec& job);
+
 // The sharding context of a job on `nodes` nodes.
 ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec& model,
                                const JobSpec& job, int nodes);

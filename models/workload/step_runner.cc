@@ -208,8 +208,12 @@ StepSimulationResult StepRunner::run() {
       for (const auto& [r, id] : members) {
         if (!steps_[s].background[c]) waited[r] += last - records[id].start;
         transfer[r] += records[id].end - last;
-        exposed_by_kind[static_cast<int>(steps_[s].kinds[c])] +=
-            time_not_covered(computing[r], last, records[id].end);
+        // A prefetched collective is off the step's critical path: its uncovered time is not
+        // what the step waits for.
+        if (!steps_[s].background[c]) {
+          exposed_by_kind[static_cast<int>(steps_[s].kinds[c])] +=
+              time_not_covered(computing[r], last, records[id].end);
+        }
       }
     }
     // Input stall: the batch's copy finishing after the previous step ended.
