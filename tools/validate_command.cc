@@ -329,7 +329,8 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   options.add_options()
     ("help,h", "show this help")
     ("case", po::value<std::vector<std::string>>()->multitoken()->composing(),
-     "a case file or a folder of them (default: validation/collectives)")
+     "a case file or a folder of them (default: validation/collectives and "
+     "validation/training)")
     ("leave-one-out", "cross-validate: predict every log of every case from a calibration that "
      "did not see it")
     ("summary", "print only the per-log errors, not every row");
@@ -346,6 +347,10 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
            "constants from its other logs, or as configured when it has none), and holds each\n"
            "log and collective to the case's leave_one_out_max_mean_error (and shows its\n"
            "leave_one_out_target, the accuracy goal, with * where it is missed).\n\n"
+           "A training case (validation/training) is a job and a table of published\n"
+           "throughputs: calibrated on one row as `calibrate --job --measured` does, it predicts\n"
+           "every row (the fitted / prior ratio of each GPU fraction carried to the row's\n"
+           "cluster) and passes when each is within its column's bound.\n\n"
         << options << "\nExit status: 0 all cases pass, 1 a case fails, 2 bad input.\n";
     return kExitOk;
   }
