@@ -168,28 +168,6 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
   return failed == 0 ? kExitOk : kExitFailure;
 }
 
-// A number of the measurement table: `_Msps` columns are millions of examples/s.
-double measured_value(const models::TrainingCase& c, const models::CsvRow& row,
-                      const std::string& column) {
-  const std::string* text = row.get(column);
-  if (!text) {
-    throw models::ConfigError(c.file, c.measurements_line, 1, "measurements",
-                              c.measurements + " has no column '" + column + "'");
-  }
-  double value = 0;
-  std::size_t used = 0;
-  try {
-    value = std::stod(*text, &used);
-  } catch (const std::exception&) {
-  }
-  if (used != text->size() || !(value > 0)) {
-    throw models::ConfigError(c.measurements, row.line, 1, column,
-                              "'" + *text + "' is not a positive number");
-  }
-  const bool millions = column.size() > 5 && column.substr(column.size() - 5) == "_Msps";
-  return millions ? value * 1e6 : value;
-}
-
 std::string row_field(const models::TrainingCase& c, const models::CsvRow& row,
                       const std::string& column) {
   const std::string* text = row.get(column);
@@ -198,6 +176,24 @@ std::string row_field(const models::TrainingCase& c, const models::CsvRow& row,
                               c.measurements + " has no column '" + column + "'");
   }
   return *text;
+}
+
+// A number of the measurement table: `_Msps` columns are millions of examples/s.
+double measured_value(const models::TrainingCase& c, const models::CsvRow& row,
+                      const std::string& column) {
+  const std::string text = row_field(c, row, column);
+  double value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || !(value > 0)) {
+    throw models::ConfigError(c.measurements, row.line, 1, column,
+                              "'" + text + "' is not a positive number");
+  }
+  const bool millions = column.size() > 5 && column.substr(column.size() - 5) == "_Msps";
+  return millions ? value * 1e6 : value;
 }
 
 // The scenario of one row: its GPU's cluster, the case's job and settings.

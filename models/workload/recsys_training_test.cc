@@ -19,16 +19,19 @@ namespace {
 
 const std::string kSourceDir = TRAINSIM_SOURCE_DIR;
 
-// One GPU: 100 TFLOP/s BF16 at 50%, 1 TB/s HBM at full efficiency for streams; embedding kernels
-// at 50% forward and 25% backward, 1 us to launch each.
-ClusterSpec one_gpu() {
-  ClusterSpec c = testing::small_node(1);
+// `gpus` GPUs of 100 TFLOP/s BF16 at 50%, 1 TB/s HBM at full efficiency for streams; embedding
+// kernels at 50% forward and 25% backward, 1 us to launch each; host copies at `h2d` B/s.
+ClusterSpec small_gpus(int gpus, double h2d) {
+  ClusterSpec c = testing::small_node(gpus);
   c.gpu.embedding_efficiency = 0.5;
   c.gpu.embedding_backward_efficiency = 0.25;
   c.gpu.kernel_launch_latency = kMicrosecond;
-  c.gpu.host_to_device_bytes_per_s = 2e9;
+  c.gpu.host_to_device_bytes_per_s = h2d;
   return c;
 }
+
+// One of them, copies at 2 GB/s.
+ClusterSpec one_gpu() { return small_gpus(1, 2e9); }
 
 // One table of 1000 rows x 8 fp32, 2 uniform ids per sample; a top layer of 1000 on the 8
 // pooled values; SGD.
@@ -277,11 +280,7 @@ namespace {
 // on its own stream during the step, so every lookup starts with its step and the step shortens
 // by the part of the id all-to-all that the step's own tail did not already cover.
 TEST(RecsysTrainingTest, PrefetchedIdsTakeTheirAllToAllOffTheStep) {
-  ClusterSpec c = testing::small_node(2);
-  c.gpu.embedding_efficiency = 0.5;
-  c.gpu.embedding_backward_efficiency = 0.25;
-  c.gpu.kernel_launch_latency = kMicrosecond;
-  c.gpu.host_to_device_bytes_per_s = 1e18;
+  const ClusterSpec c = small_gpus(2, 1e18);
   StepSimulationOptions options;
   options.network = NetworkModel::kAnalytic;
   options.keep_trace = true;
