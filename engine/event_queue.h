@@ -8,7 +8,9 @@
 //   TimeBucketEventQueue   FIFO bucket per distinct time, binary heap over the d distinct times:
 //                          push/pop O(1) within a time, O(log d) for a new time; cancel and
 //                          reschedule O(1) plus lazy clean-up. Fastest when many events share a
-//                          time, as in synchronous collectives (see bench/README.md).
+//                          time, as in synchronous collectives; the 4-ary heap (the default)
+//                          when most events have their own time, as in training steps (see
+//                          bench/README.md).
 #pragma once
 
 #include <cstddef>
@@ -171,6 +173,6 @@ class TimeBucketEventQueue final : public EventQueue {
 
 enum class EventQueueKind { kBinaryHeap, kQuaternaryHeap, kTimeBuckets };
 
-std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind = EventQueueKind::kTimeBuckets);
+std::unique_ptr<EventQueue> make_event_queue(EventQueueKind kind = EventQueueKind::kQuaternaryHeap);
 
 }  // namespace trainsim

@@ -1,6 +1,7 @@
 #include "engine/flow_network.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <limits>
 #include <utility>
@@ -19,7 +20,19 @@ FlowNetwork::FlowNetwork(Simulation& simulation, const Topology& topology)
 
 FlowId FlowNetwork::allocate() {
   ++in_use_count_;
-  return take_slot(flows_, free_flows_);
+  const FlowId id = take_slot(flows_, free_flows_);
+  if (callbacks_.size() < flows_.size()) callbacks_.resize(flows_.size());
+  return id;
+}
+
+void FlowNetwork::schedule_completion(FlowId id, Time at) {
+  FlowState& f = flows_[id];
+  if (f.completion_scheduled) {
+    sim_.reschedule(f.completion, at);
+  } else {
+    f.completion = sim_.schedule_at(at, [this, id] { transmitted(id); });
+    f.completion_scheduled = true;
+  }
 }
 
 FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
@@ -34,20 +47,19 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
   TRAINSIM_ASSERT(rate_cap > 0.0, "flow rate cap must be positive");
   const FlowId id = allocate();
   FlowState& f = flows_[id];
-  f.on_arrived = std::move(on_arrived);
-  f.on_transmitted = std::move(on_transmitted);
+  callbacks_[id] = FlowCallbacks{std::move(on_arrived), std::move(on_transmitted)};
   f.remaining_bytes = bytes;
   f.rate = 0.0;
   f.rate_cap = rate_cap;
   f.route = route;
   f.in_use = true;
   f.completion = EventHandle{};
-  f.slots.clear();
+  f.completion_scheduled = false;
+  f.hops.clear();
   ++counters_.flows_started;
   if (bytes == 0.0 || router_.links(route).empty()) {
     // Nothing to share: transmitted at once (as an event, never inside the caller).
-    f.completion = sim_.schedule_in(latency_first_ ? router_.latency(route) : 0,
-                                    [this, id] { transmitted(id); });
+    schedule_completion(id, sim_.now() + (latency_first_ ? router_.latency(route) : 0));
   } else if (latency_first_ && router_.latency(route) > 0) {
     f.completion = sim_.schedule_in(router_.latency(route), [this, id] { activate(id); });
   } else {
@@ -60,17 +72,24 @@ void FlowNetwork::activate(FlowId id) {
   FlowState& f = flows_[id];
   f.last_update = sim_.now();
   const auto route = router_.links(f.route);
-  f.slots.resize(route.size());
+  f.hops.resize(route.size());
   for (std::size_t i = 0; i < route.size(); ++i) {
     LinkState& link = links_[route[i]];
-    f.slots[i] = static_cast<std::uint32_t>(link.flows.size());
+    f.hops[i] = Hop{route[i], static_cast<std::uint32_t>(link.flows.size())};
+    if (link.flows.empty()) {
+      link.active_index = static_cast<std::uint32_t>(active_links_.size());
+      active_links_.push_back(route[i]);
+    }
     link.flows.push_back(id);
     link.positions.push_back(static_cast<std::uint32_t>(i));
     mark_dirty(route[i]);
   }
-  ++bandwidth_phase_count_;
+  f.active_index = static_cast<std::uint32_t>(active_flows_.size());
+  active_flows_.push_back(id);
+  if (active_bits_.size() <= id / 64) active_bits_.resize(id / 64 + 1, 0);
+  active_bits_[id / 64] |= std::uint64_t{1} << (id % 64);
   counters_.max_active_flows =
-      std::max<std::uint64_t>(counters_.max_active_flows, bandwidth_phase_count_);
+      std::max<std::uint64_t>(counters_.max_active_flows, active_flows_.size());
   if (solve_quantum_ > 0) {
     // Start at once at a provisional rate, an equal share of the busiest link, and leave the
     // full solve (which may change every rate in the component) to the quantum boundary.
@@ -79,8 +98,7 @@ void FlowNetwork::activate(FlowId id) {
       rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows.size()));
     }
     f.rate = rate;
-    f.completion =
-        sim_.schedule_in(transfer_time(f.remaining_bytes, rate), [this, id] { transmitted(id); });
+    schedule_completion(id, sim_.now() + transfer_time(f.remaining_bytes, rate));
     request_solve(/*immediate=*/false);
   } else {
     request_solve(/*immediate=*/true);
@@ -89,11 +107,12 @@ void FlowNetwork::activate(FlowId id) {
 
 void FlowNetwork::transmitted(FlowId id) {
   FlowState& f = flows_[id];
-  if (!f.slots.empty()) {
-    const auto route = router_.links(f.route);
-    for (std::size_t i = 0; i < route.size(); ++i) {
-      LinkState& link = links_[route[i]];
-      const std::uint32_t slot = f.slots[i];
+  f.completion_scheduled = false;
+  if (!f.hops.empty()) {
+    for (std::size_t i = 0; i < f.hops.size(); ++i) {
+      const LinkId l = f.hops[i].link;
+      LinkState& link = links_[l];
+      const std::uint32_t slot = f.hops[i].slot;
       // The last appearance on the link takes this one's slot; its flow learns the new slot at
       // its position on its route (O(1) even for a route as long as a whole ring).
       const FlowId moved = link.flows.back();
@@ -102,20 +121,30 @@ void FlowNetwork::transmitted(FlowId id) {
       link.positions[slot] = moved_position;
       link.flows.pop_back();
       link.positions.pop_back();
-      f.slots[i] = std::numeric_limits<std::uint32_t>::max();  // this appearance is gone
-      if (!(moved == id && moved_position == i)) flows_[moved].slots[moved_position] = slot;
-      if (!link.flows.empty()) mark_dirty(route[i]);
+      f.hops[i].slot = std::numeric_limits<std::uint32_t>::max();  // this appearance is gone
+      if (!(moved == id && moved_position == i)) flows_[moved].hops[moved_position].slot = slot;
+      if (!link.flows.empty()) {
+        mark_dirty(l);
+      } else {
+        const LinkId last = active_links_.back();
+        active_links_[link.active_index] = last;
+        links_[last].active_index = link.active_index;
+        active_links_.pop_back();
+      }
     }
-    --bandwidth_phase_count_;
+    const FlowId last = active_flows_.back();
+    active_flows_[f.active_index] = last;
+    flows_[last].active_index = f.active_index;
+    active_flows_.pop_back();
+    active_bits_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
     if (!dirty_links_.empty()) request_solve(/*immediate=*/false);
   }
   const Time latency = router_.latency(f.route);
-  Callback on_transmitted = std::move(f.on_transmitted);
-  Callback on_arrived = std::move(f.on_arrived);
-  f.on_transmitted = nullptr;
-  f.on_arrived = nullptr;
+  Callback on_transmitted = std::move(callbacks_[id].on_transmitted);
+  Callback on_arrived = std::move(callbacks_[id].on_arrived);
+  callbacks_[id] = FlowCallbacks{};
   f.in_use = false;
-  f.slots.clear();
+  f.hops.clear();
   free_flows_.push_back(id);
   --in_use_count_;
   ++counters_.flows_completed;
@@ -167,38 +196,50 @@ Time FlowNetwork::uncontended_time(RouteId route, double bytes) const {
   return latency + transfer_time(bytes, router_.bottleneck_bandwidth(route));
 }
 
-double FlowNetwork::fair_share(const LinkState& link) const {
-  return std::max(link.remaining_capacity, 0.0) / static_cast<double>(link.unfixed);
-}
-
 void FlowNetwork::solve() {
   solve_pending_ = false;
   if (dirty_links_.empty()) return;
   ++epoch_;
-  collect_component();
+  // Solving more flows than the dirty links reach gives them the rates they have (components do
+  // not interact, and a flow whose rate stays is left alone), so when the last component held
+  // most active flows, the search for this one is skipped.
+  if (last_solve_took_most_) {
+    take_all_active();
+  } else {
+    collect_component();
+  }
+  last_solve_took_most_ = 10 * component_flows_.size() > 9 * active_flows_.size();
   if (component_flows_.empty()) return;  // everything on the dirty links finished meanwhile
   ++counters_.solves;
   const Time now = sim_.now();
-  for (const FlowId id : component_flows_) {
+  fill_component();
+  for (std::size_t i = 0; i < component_flows_.size(); ++i) {
+    const FlowId id = component_flows_[i];
     FlowState& f = flows_[id];
+    const double rate = flow_rate_[i];
+    TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
+    // A flow whose rate stays keeps its completion event; its bytes are brought up to date only
+    // when its rate changes.
+    if (rate == f.rate && f.completion_scheduled) continue;
     f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
     f.last_update = now;
-  }
-  fill_component();
-  for (const FlowId id : component_flows_) {
-    FlowState& f = flows_[id];
-    TRAINSIM_ASSERT(f.frozen_mark == epoch_, "flow left without a rate by the solver");
-    TRAINSIM_ASSERT(f.new_rate > 0.0, "flow given a zero rate");
-    if (f.new_rate == f.rate && sim_.pending(f.completion)) continue;
-    f.rate = f.new_rate;
+    f.rate = rate;
     ++counters_.flows_rerated;
-    const Time done = now + transfer_time(f.remaining_bytes, f.rate);
-    if (sim_.pending(f.completion)) {
-      sim_.reschedule(f.completion, done);
-    } else {
-      f.completion = sim_.schedule_at(done, [this, id] { transmitted(id); });
+    schedule_completion(id, now + transfer_time(f.remaining_bytes, f.rate));
+  }
+}
+
+void FlowNetwork::take_all_active() {
+  for (const LinkId l : dirty_links_) links_[l].dirty = false;
+  dirty_links_.clear();
+  // In id order, so the walks over the flows' records go through memory in order.
+  component_flows_.clear();
+  for (std::size_t w = 0; w < active_bits_.size(); ++w) {
+    for (std::uint64_t bits = active_bits_[w]; bits != 0; bits &= bits - 1) {
+      component_flows_.push_back(static_cast<FlowId>(w * 64 + std::countr_zero(bits)));
     }
   }
+  component_links_ = active_links_;
 }
 
 void FlowNetwork::collect_component() {
@@ -222,99 +263,168 @@ void FlowNetwork::collect_component() {
       if (f.component_mark == epoch_) continue;
       f.component_mark = epoch_;
       component_flows_.push_back(id);
-      for (const LinkId other : router_.links(f.route)) {
-        if (links_[other].component_mark != epoch_) {
-          links_[other].component_mark = epoch_;
-          link_stack_.push_back(other);
+      for (const Hop& hop : f.hops) {
+        if (links_[hop.link].component_mark != epoch_) {
+          links_[hop.link].component_mark = epoch_;
+          link_stack_.push_back(hop.link);
         }
       }
     }
   }
-  // The visit order follows event order and is deterministic; the filling breaks ties between
-  // equal shares by link id, so its result does not depend on it anyway.
+  // The visit order follows event order and is deterministic.
 }
 
 void FlowNetwork::fill_component() {
-  using Entry = std::pair<double, LinkId>;
-  auto& heap = share_heap_;
-  heap.clear();
-  const auto greater = std::greater<Entry>{};
+  // A compact copy of the component, indexed locally: flow -> links from the routes, link ->
+  // flows by transposing it (one entry per appearance), so the filling runs in cache.
+  const std::size_t nf = component_flows_.size();
+  const std::size_t nl = component_links_.size();
+  if (local_of_link_.size() < links_.size()) local_of_link_.resize(links_.size());
+  for (std::size_t j = 0; j < nl; ++j) {
+    local_of_link_[component_links_[j]] = static_cast<std::uint32_t>(j);
+  }
+  flow_first_.resize(nf + 1);
+  flow_links_.clear();
+  flow_cap_.resize(nf);
+  flow_rate_.assign(nf, 0.0);
+  flow_fixed_.assign(nf, 0);
+  link_first_.assign(nl + 1, 0);
+  for (std::size_t i = 0; i < nf; ++i) {
+    const FlowState& f = flows_[component_flows_[i]];
+    flow_first_[i] = static_cast<std::uint32_t>(flow_links_.size());
+    flow_cap_[i] = f.rate_cap;
+    for (const Hop& hop : f.hops) {
+      const std::uint32_t j = local_of_link_[hop.link];
+      flow_links_.push_back(j);
+      ++link_first_[j + 1];
+    }
+  }
+  flow_first_[nf] = static_cast<std::uint32_t>(flow_links_.size());
+  for (std::size_t j = 0; j < nl; ++j) link_first_[j + 1] += link_first_[j];
+  link_flows_.resize(flow_links_.size());
+  link_unfixed_.resize(nl);
+  for (std::size_t j = 0; j < nl; ++j) link_unfixed_[j] = link_first_[j];  // fill cursor
+  for (std::size_t i = 0; i < nf; ++i) {
+    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+      link_flows_[link_unfixed_[flow_links_[k]]++] = static_cast<std::uint32_t>(i);
+    }
+  }
+  link_remaining_.resize(nl);
+  for (std::size_t j = 0; j < nl; ++j) {
+    link_remaining_[j] = links_[component_links_[j]].capacity;
+    link_unfixed_[j] = link_first_[j + 1] - link_first_[j];
+  }
+
+  auto fair_share = [&](std::uint32_t j) {
+    return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
+  };
+  // Fixes local flow i at `rate`, taking it off its links.
+  auto fix = [&](std::uint32_t i, double rate) {
+    flow_fixed_[i] = 1;
+    flow_rate_[i] = rate;
+    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+      link_remaining_[flow_links_[k]] -= rate;
+      --link_unfixed_[flow_links_[k]];
+    }
+  };
   // Fast path: a flow alone on every link of its route gets the smallest capacity on it (or its
   // cap). Such flows are common (ring steps, point-to-point traffic) and need no heap.
+  using Entry = std::pair<double, std::uint32_t>;
+  const auto greater = std::greater<Entry>{};
   auto& caps = cap_heap_;
   caps.clear();
-  for (const FlowId id : component_flows_) {
-    FlowState& f = flows_[id];
-    double rate = f.rate_cap;
+  for (std::uint32_t i = 0; i < nf; ++i) {
+    double rate = flow_cap_[i];
     bool alone = true;
-    for (const LinkId l : router_.links(f.route)) {
-      if (links_[l].flows.size() != 1) {
+    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+      const std::uint32_t j = flow_links_[k];
+      if (link_first_[j + 1] - link_first_[j] != 1) {
         alone = false;
         break;
       }
-      rate = std::min(rate, links_[l].capacity);
+      rate = std::min(rate, link_remaining_[j]);
     }
     if (alone) {
-      f.frozen_mark = epoch_;
-      f.new_rate = rate;
-    } else if (f.rate_cap != kUncapped) {
-      caps.emplace_back(f.rate_cap, id);
+      fix(i, rate);
+    } else if (flow_cap_[i] != kUncapped) {
+      caps.emplace_back(flow_cap_[i], i);
     }
   }
-  std::make_heap(caps.begin(), caps.end(), std::greater<std::pair<double, FlowId>>{});
-  for (const LinkId l : component_links_) {
-    LinkState& link = links_[l];
-    link.remaining_capacity = link.capacity;
-    link.unfixed = static_cast<std::uint32_t>(link.flows.size());
-    // A fast-path flow is its links' only flow: nothing left to share there.
-    if (link.unfixed == 1 && flows_[link.flows[0]].frozen_mark == epoch_) link.unfixed = 0;
-    if (link.unfixed > 0) heap.emplace_back(fair_share(link), l);
+  // Only caps that may bind go on the heap. Every flow gets at least
+  //   lower_f = min(cap_f, min over its links of C_l / n_l)
+  // (the filling level at which a link saturates is at least C_l / n_l), so on every link it
+  // crosses it gets at most upper_f = C_l - (sum of the others' lower bounds). A cap at or above
+  // upper_f never binds: leaving it out changes nothing (not even the order of the fixing).
+  if (!caps.empty()) {
+    flow_lower_.resize(nf);
+    link_lower_sum_.assign(nl, 0.0);
+    for (std::uint32_t i = 0; i < nf; ++i) {
+      double lower = flow_cap_[i];
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        const std::uint32_t j = flow_links_[k];
+        lower = std::min(lower, links_[component_links_[j]].capacity /
+                                    static_cast<double>(link_first_[j + 1] - link_first_[j]));
+      }
+      flow_lower_[i] = lower;
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        link_lower_sum_[flow_links_[k]] += lower;
+      }
+    }
+    std::erase_if(caps, [&](const Entry& e) {
+      const std::uint32_t i = e.second;
+      double upper = kUncapped;
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        const std::uint32_t j = flow_links_[k];
+        upper = std::min(upper, links_[component_links_[j]].capacity - link_lower_sum_[j] +
+                                    flow_lower_[i]);
+      }
+      return e.first > upper * (1.0 + 1e-9);  // margin for rounding in the sums
+    });
+  }
+  std::make_heap(caps.begin(), caps.end(), greater);
+  auto& heap = share_heap_;
+  heap.clear();
+  for (std::uint32_t j = 0; j < nl; ++j) {
+    if (link_unfixed_[j] > 0) heap.emplace_back(fair_share(j), component_links_[j]);
   }
   std::make_heap(heap.begin(), heap.end(), greater);
-  const auto cap_greater = std::greater<std::pair<double, FlowId>>{};
-  // Fixes flow `id` at `rate`, taking it off its links.
-  auto fix = [&](FlowId id, double rate) {
-    FlowState& f = flows_[id];
-    f.frozen_mark = epoch_;
-    f.new_rate = rate;
-    for (const LinkId other : router_.links(f.route)) {
-      LinkState& link = links_[other];
-      link.remaining_capacity -= rate;
-      --link.unfixed;
-    }
-  };
   // Fair shares only grow as flows are fixed, so each link keeps one heap entry whose key is a
   // lower bound of its share: a popped entry whose share has grown goes back with the new value;
-  // one whose share is still its key is the smallest share of all.
+  // one whose share is still its key is the smallest share of all. Ties between equal shares go
+  // to the lower link id.
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), greater);
-    const auto [key, l] = heap.back();
+    const auto [key, link] = heap.back();
+    const std::uint32_t j = local_of_link_[link];
     heap.pop_back();
-    LinkState& link = links_[l];
-    if (link.unfixed == 0) continue;
-    const double share = fair_share(link);
+    if (link_unfixed_[j] == 0) continue;
+    const double share = fair_share(j);
     if (share > key) {
-      heap.emplace_back(share, l);
+      heap.emplace_back(share, link);
       std::push_heap(heap.begin(), heap.end(), greater);
       continue;
     }
-    while (!caps.empty() && flows_[caps.front().second].frozen_mark == epoch_) {
-      std::pop_heap(caps.begin(), caps.end(), cap_greater);
+    while (!caps.empty() && flow_fixed_[caps.front().second]) {
+      std::pop_heap(caps.begin(), caps.end(), greater);
       caps.pop_back();
     }
     if (!caps.empty() && caps.front().first < share) {
       // A flow's own cap binds before any link: fix it alone, and look at this link again.
-      const FlowId id = caps.front().second;
-      std::pop_heap(caps.begin(), caps.end(), cap_greater);
+      const std::uint32_t i = caps.front().second;
+      std::pop_heap(caps.begin(), caps.end(), greater);
       caps.pop_back();
-      fix(id, flows_[id].rate_cap);
-      heap.emplace_back(share, l);
+      fix(i, flow_cap_[i]);
+      heap.emplace_back(share, link);
       std::push_heap(heap.begin(), heap.end(), greater);
       continue;
     }
-    for (const FlowId id : link.flows) {
-      if (flows_[id].frozen_mark != epoch_) fix(id, share);
+    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
+      const std::uint32_t i = link_flows_[k];
+      if (!flow_fixed_[i]) fix(i, share);
     }
+  }
+  for (std::uint32_t i = 0; i < nf; ++i) {
+    TRAINSIM_ASSERT(flow_fixed_[i], "flow left without a rate by the solver");
   }
 }
 

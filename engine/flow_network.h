@@ -15,8 +15,13 @@
 // Incremental update: starting or finishing a flow only marks the links of its route dirty. All
 // changes at one instant are batched into a single solve, which re-solves only the connected
 // component of flows reachable from the dirty links through shared links (the flows whose rates
-// can change); flows outside it keep their rates and completion events. A flow whose rate changes
-// has its remaining bytes brought up to date and its completion event moved in place.
+// can change); flows outside it keep their rates and completion events. When the last component
+// held nearly every active flow, the search is skipped and every active flow re-solved: flows
+// outside the component get the rates they have and are left alone. A flow whose rate changes
+// has its remaining bytes brought up to date and its completion event moved in place. The filling
+// runs on a compact copy of the component (flow -> links and link -> flows), and a flow's rate
+// cap enters it only when it may bind (when it is below the flow's upper bound from the other
+// flows' guaranteed shares).
 #pragma once
 
 #include <cstdint>
@@ -91,63 +96,83 @@ class FlowNetwork {
   const FlowNetworkCounters& counters() const { return counters_; }
 
  private:
+  // One appearance of a link on a flow's route, and the flow's position in that link's list.
+  struct Hop {
+    LinkId link;
+    std::uint32_t slot;
+  };
+  // A flow's state; its callbacks live apart so walks over flows touch compact records.
   struct FlowState {
-    Callback on_arrived;
-    Callback on_transmitted;
-    double remaining_bytes = 0.0;
+    double remaining_bytes = 0.0;  // as of last_update
     double rate = 0.0;
-    double new_rate = 0.0;
     double rate_cap = kUncapped;
     Time last_update = 0;
     EventHandle completion;
     std::uint64_t component_mark = 0;
-    std::uint64_t frozen_mark = 0;
     RouteId route = 0;
+    std::uint32_t active_index = 0;  // in active_flows_ while it takes bandwidth
+    std::uint32_t local = 0;         // its index in the solve under way
     bool in_use = false;
-    // Position of this flow in the flow list of each link of its route.
-    boost::container::small_vector<std::uint32_t, 8> slots;
+    bool completion_scheduled = false;            // `completion` is its transmission event
+    boost::container::small_vector<Hop, 7> hops;  // empty until it takes bandwidth
+  };
+  struct FlowCallbacks {
+    Callback on_arrived;
+    Callback on_transmitted;
   };
   struct LinkState {
-    std::vector<FlowId> flows;
+    std::vector<FlowId> flows;             // one entry per appearance on a flow's route
     std::vector<std::uint32_t> positions;  // of this link on each flow's route, as `flows`
     double capacity = 0.0;
-    double remaining_capacity = 0.0;
-    std::uint32_t unfixed = 0;
     std::uint64_t component_mark = 0;
-    std::uint64_t touch_mark = 0;
+    std::uint32_t active_index = 0;  // in active_links_ while it carries a flow
     bool dirty = false;
   };
 
   FlowId allocate();
   void activate(FlowId id);
   void transmitted(FlowId id);
+  void schedule_completion(FlowId id, Time at);
   void mark_dirty(LinkId link);
   void request_solve(bool immediate);
   void solve();
   void collect_component();
+  void take_all_active();
   void fill_component();
-  double fair_share(const LinkState& link) const;
 
   Simulation& sim_;
   const Topology& topology_;
   Router router_;
   std::vector<FlowState> flows_;
+  std::vector<FlowCallbacks> callbacks_;  // by flow id
   std::vector<FlowId> free_flows_;
   std::vector<LinkState> links_;
   std::vector<LinkId> dirty_links_;
+  std::vector<FlowId> active_flows_;  // flows taking bandwidth, in no particular order
+  std::vector<std::uint64_t> active_bits_;  // the same as a bit per flow id
+  std::vector<LinkId> active_links_;  // links carrying at least one of them
   std::size_t in_use_count_ = 0;
-  std::size_t bandwidth_phase_count_ = 0;
   bool solve_pending_ = false;
+  bool last_solve_took_most_ = false;  // the last component held most active flows
   EventHandle solve_event_;
   Time solve_quantum_ = 0;
   bool latency_first_ = false;
   std::uint64_t epoch_ = 0;
-  // Scratch space reused by every solve.
+  // Scratch space reused by every solve: the component's flows and links (global ids), and the
+  // solver's compact copy of them indexed locally (flow -> links and link -> flows, CSR).
   std::vector<FlowId> component_flows_;
   std::vector<LinkId> component_links_;
   std::vector<LinkId> link_stack_;
-  std::vector<std::pair<double, LinkId>> share_heap_;
-  std::vector<std::pair<double, FlowId>> cap_heap_;
+  std::vector<std::uint32_t> local_of_link_;  // by global link id; valid for component links
+  std::vector<std::uint32_t> flow_first_, flow_links_;
+  std::vector<std::uint32_t> link_first_, link_flows_;
+  std::vector<double> flow_cap_, flow_rate_;
+  std::vector<char> flow_fixed_;
+  std::vector<double> link_remaining_;
+  std::vector<double> flow_lower_, link_lower_sum_;
+  std::vector<std::uint32_t> link_unfixed_;
+  std::vector<std::pair<double, std::uint32_t>> share_heap_;
+  std::vector<std::pair<double, std::uint32_t>> cap_heap_;
   FlowNetworkCounters counters_;
 };
 

@@ -156,9 +156,4 @@ RouteId Router::add_route(std::span<const LinkId> links) {
   return id;
 }
 
-std::span<const LinkId> Router::links(RouteId id) const {
-  const RouteInfo& info = routes_[id];
-  return {route_links_.data() + info.first, info.length};
-}
-
 }  // namespace trainsim

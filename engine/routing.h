@@ -44,7 +44,10 @@ class Router {
   // bandwidth / appearances.
   RouteId add_route(std::span<const LinkId> links);
 
-  std::span<const LinkId> links(RouteId id) const;
+  std::span<const LinkId> links(RouteId id) const {
+    const RouteInfo& info = routes_[id];
+    return {route_links_.data() + info.first, info.length};
+  }
   // Sum of the latencies of the route's links.
   Time latency(RouteId id) const { return routes_[id].latency; }
   // Smallest link bandwidth on the route (infinity for the empty route).

@@ -111,7 +111,7 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
     }
     // Route now, in plan order (grouped by sender), not in the order transfers happen to start:
     // the router keeps shortest-path DAGs for a limited number of sources at a time.
-    if (t.bytes > 0.0) network_.router().route(t.from, t.to);
+    routes_.push_back(network_.router().route(t.from, t.to));
   }
 }
 
@@ -134,7 +134,7 @@ void PlanCollective::release(TransferId id) {
 void PlanCollective::start(TransferId id) {
   const PlanTransfer& t = plan_->transfer(id);
   network_.start(
-      t.from, t.to, t.bytes,
+      routes_[id], t.bytes,
       [this, id] {
         const PlanTransfer& t = plan_->transfer(id);
         for (const TransferId next : plan_->arrival_successors(id)) release(next);

@@ -103,6 +103,7 @@ class PlanCollective final : public Collective {
   FlowNetwork& network_;
   std::shared_ptr<const CollectivePlan> plan_;
   Time software_latency_;
+  std::vector<RouteId> routes_;          // per transfer, looked up once
   std::vector<std::uint32_t> waiting_;  // per transfer: dependencies + joins still missing
   std::vector<std::vector<TransferId>> gated_by_;  // per participant: transfers awaiting its join
   std::vector<std::uint32_t> obligations_;  // per participant: sends + receives not yet finished
