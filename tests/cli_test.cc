@@ -504,7 +504,8 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
       run({"shard", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "2", "--output", plan});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* name : {"table_wise", "row_wise", "column_wise", "table_row_wise",
-                           "data_parallel", "(2D, groups of 8)", "greedy", "hugectr"}) {
+                           "data_parallel", "(2D, groups of 8)", "greedy", "hugectr",
+                           "torchrec (2D, groups of 8)"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }
   // TorchRec's planner view of each plan, and which one its estimate would pick.

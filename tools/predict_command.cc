@@ -91,7 +91,7 @@ void add_study_options(po::options_description& o) {
     ("sharding", po::value<std::string>(),
      "a recommender job's sharding strategy for this run (--set job.sharding.strategy=NAME): "
      "best (at each node count the fastest of the plans `trainsim shard` ranks), greedy, "
-     "hugectr or one strategy for every table");
+     "hugectr, torchrec or one strategy for every table");
   // clang-format on
 }
 

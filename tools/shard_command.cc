@@ -62,9 +62,9 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (vm.count("help")) {
     out << "usage: trainsim shard --job FILE [--cluster FILE] [--model FILE] [--nodes N]\n\n"
            "Evaluates every applicable sharding strategy for the job's recommender on N nodes\n"
-           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, the greedy planner\n"
-           "and HugeCTR's, each also in 2D with one node per group when N > 1, and the job's own\n"
-           "plan),\n"
+           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, the greedy planner,\n"
+           "HugeCTR's and TorchRec's, each also in 2D with one node per group when N > 1, and the\n"
+           "job's own plan),\n"
            "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
            "mean), the all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes\n"
            "and memory against HBM. Then prints the top-ranked plan (or, with --emit greedy, the\n"

@@ -101,7 +101,7 @@ JobParam plan_param() {
 std::vector<JobParam> sharding_params() {
   JobParam section = P::section({.key = "sharding", .help = "how the embedding tables are placed"});
   section.read = [](const ConfigNode& n, JobSpec& job) { job.sharding_location = n.location(); };
-  const std::string strategies = "best, greedy, hugectr, plan, " + strategy_names().choices();
+  const std::string strategies = "best, greedy, hugectr, torchrec, plan, " + strategy_names().choices();
   return {
       section,
       P::custom({.key = "sharding.strategy", .type = "name", .range = strategies,
@@ -109,12 +109,14 @@ std::vector<JobParam> sharding_params() {
                  .help = "best: at each node count the fastest plan of those `trainsim shard` "
                          "ranks (simulated with the analytic network); greedy: trainsim's "
                          "planner; hugectr: HugeCTR's MLPerf planner (hotness and a cost per "
-                         "table shard, hottest tables split); plan: the tables in plan as listed, "
+                         "table shard, hottest tables split); torchrec: TorchRec's planner "
+                         "(options enumerated, proposed, partitioned, the best rated) on "
+                         "trainsim's costs; plan: the tables in plan as listed, "
                          "the others greedy; or one strategy for every table"},
                 [strategies](const ConfigNode& n, JobSpec& job) {
                   job.sharding = n.as_string();
                   if (job.sharding != "best" && job.sharding != "greedy" &&
-                      job.sharding != "hugectr" &&
+                      job.sharding != "hugectr" && job.sharding != "torchrec" &&
                       job.sharding != "plan" && !parse_strategy(job.sharding)) {
                     n.fail("must be " + strategies + ", got '" + job.sharding + "'");
                   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "engine/check.h"
@@ -476,21 +477,78 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& c, i
 
 namespace {
 
-// The greedy planner's state: the GPUs of one group, the embedding time and memory placed on
-// each so far, and the candidate placements of a table. Candidates are costed once in a
-// canonical position (GPU 0, or the first GPUs of node 0) and moved by symmetry: a GPU's cost
-// depends only on its role (owner or shard i, requester in the owner's node, requester
+// The GPUs of one sharding group as planners see them. A candidate placement of a table is costed
+// once in a canonical position (GPU 0, or the first GPUs of node 0) and moved by symmetry: a GPU's
+// cost depends only on its role (owner or shard i, requester in the owner's node, requester
 // elsewhere).
-class GreedyPlanner {
- public:
-  GreedyPlanner(const ShardingContext& c, int group, double hot_rows)
+class PlacementGeometry {
+ protected:
+  PlacementGeometry(const ShardingContext& c, int group, double hot_rows)
       : c_(c),
         group_(group),
         node_(std::min(c.gpus_per_node, group)),
         nodes_(group / node_),
-        hot_rows_(hot_rows),
-        load_(group, 0.0),
-        used_(group, fixed_bytes(c)) {}
+        hot_rows_(hot_rows) {}
+
+  enum class Where { kOneGpu, kOneNode, kGroup };
+  struct Template {
+    TablePlacement placement;  // canonical ranks
+    Where where = Where::kGroup;
+    RankCosts costs;
+  };
+
+  Template make_template(const EmbeddingTableSpec& t, ShardingStrategy s, std::vector<int> ranks,
+                         Where where) const {
+    TablePlacement p{s, std::move(ranks), hot_rows_};
+    RankCosts costs = placement_costs(t, c_, group_, p);
+    return {std::move(p), where, std::move(costs)};
+  }
+
+  std::vector<int> node_ranks(int n, int count) const {
+    std::vector<int> ranks;
+    for (int i = 0; i < count; ++i) ranks.push_back(n * node_ + i);
+    return ranks;
+  }
+
+  // Index into a template's canonical costs of GPU r, for the template moved to `position` (an
+  // owner GPU, or a node).
+  int role(const Template& tp, int position, int r) const {
+    switch (tp.where) {
+      case Where::kOneGpu:
+        if (r == position) return 0;
+        if (r / node_ == position / node_) return 1;  // a requester in the owner's node
+        return node_;                                 // a requester in another node (node 1)
+      case Where::kOneNode:
+        return r / node_ == position ? r % node_ : node_ + r % node_;
+      case Where::kGroup:
+        return r;
+    }
+    return r;
+  }
+
+  int positions(const Template& tp) const {
+    switch (tp.where) {
+      case Where::kOneGpu:
+        return group_;
+      case Where::kOneNode:
+        return nodes_;
+      case Where::kGroup:
+        return 1;
+    }
+    return 1;
+  }
+
+  const ShardingContext& c_;
+  const int group_, node_, nodes_;
+  const double hot_rows_;
+};
+
+// The greedy planner's state: the embedding time and memory placed on each GPU so far, and the
+// candidate placements of a table.
+class GreedyPlanner : PlacementGeometry {
+ public:
+  GreedyPlanner(const ShardingContext& c, int group, double hot_rows)
+      : PlacementGeometry(c, group, hot_rows), load_(group, 0.0), used_(group, fixed_bytes(c)) {}
 
   // Places table `ti` where it raises the most loaded GPU least, among the candidates that fit
   // (else where it overflows least).
@@ -536,26 +594,10 @@ class GreedyPlanner {
   }
 
  private:
-  enum class Where { kOneGpu, kOneNode, kGroup };
-  struct Template {
-    TablePlacement placement;  // canonical ranks
-    Where where = Where::kGroup;
-    RankCosts costs;
-  };
-
-  std::vector<int> node_ranks(int n, int count) const {
-    std::vector<int> ranks;
-    for (int i = 0; i < count; ++i) ranks.push_back(n * node_ + i);
-    return ranks;
-  }
-
-  // `whole`: on one GPU (and, with `split` too, replicated); `split`: over a node's GPUs (row- or
-  // column-wise) or, across nodes, column-wise over the group.
   std::vector<Template> templates_of(const EmbeddingTableSpec& t, bool whole, bool split) const {
     std::vector<Template> out;
     const auto add = [&](ShardingStrategy s, std::vector<int> ranks, Where where) {
-      TablePlacement p{s, std::move(ranks), hot_rows_};
-      out.push_back({p, where, placement_costs(t, c_, group_, p)});
+      out.push_back(make_template(t, s, std::move(ranks), where));
     };
     if (whole) add(ShardingStrategy::kTableWise, {0}, Where::kOneGpu);
     if (split && group_ > 1) {
@@ -579,38 +621,225 @@ class GreedyPlanner {
     return out;
   }
 
-  // Index into a template's canonical costs of GPU r, for the template moved to `position` (an
-  // owner GPU, or a node).
-  int role(const Template& tp, int position, int r) const {
-    switch (tp.where) {
-      case Where::kOneGpu:
-        if (r == position) return 0;
-        if (r / node_ == position / node_) return 1;  // a requester in the owner's node
-        return node_;                                 // a requester in another node (node 1)
-      case Where::kOneNode:
-        return r / node_ == position ? r % node_ : node_ + r % node_;
-      case Where::kGroup:
-        return r;
-    }
-    return r;
-  }
-
-  int positions(const Template& tp) const {
-    switch (tp.where) {
-      case Where::kOneGpu:
-        return group_;
-      case Where::kOneNode:
-        return nodes_;
-      case Where::kGroup:
-        return 1;
-    }
-    return 1;
-  }
-
-  const ShardingContext& c_;
-  const int group_, node_, nodes_;
-  const double hot_rows_;
   std::vector<double> load_, used_;  // per GPU: embedding seconds, bytes
+};
+
+// TorchRec's planner as its pieces work (pytorch/torchrec @ a48cef79, distributed/planner:
+// enumerators.py, proposers.py, partitioners.py, perf_models.py), on trainsim's costs instead of
+// its estimator's: every table's sharding options are enumerated and costed, proposals pick one
+// option per table, the greedy partitioner places each proposal's shards, the plan's rating is
+// its most loaded GPU, and the best rated proposal that fits is the plan.
+class TorchrecPlanner : PlacementGeometry {
+ public:
+  TorchrecPlanner(const ShardingContext& c, int group, double hot_rows)
+      : PlacementGeometry(c, group, hot_rows), capacity_(0.9 * c.gpu.hbm_capacity_bytes) {
+    for (const EmbeddingTableSpec& t : c.model->tables) options_.push_back(enumerate(t));
+  }
+
+  ShardingPlan plan() {
+    const std::size_t tables = options_.size();
+    // The greedy proposer: every table at its cheapest option, then, table by table (the
+    // costliest option first), the next-cheapest option kept while it improves the rating.
+    std::vector<std::size_t> choice(tables, 0);
+    double current = rate(choice);
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
+      bool improved = false;
+      std::vector<std::size_t> order(tables);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return options_[a][choice[a]].total > options_[b][choice[b]].total;
+      });
+      for (const std::size_t t : order) {
+        if (choice[t] + 1 >= options_[t].size()) continue;
+        std::vector<std::size_t> next = choice;
+        ++next[t];
+        const double rating = rate(next);
+        if (rating < current) {
+          choice = std::move(next);
+          current = rating;
+          improved = true;
+        }
+      }
+      if (!improved) break;
+    }
+    // The uniform proposer: one sharding type for every table that has it (the others at their
+    // cheapest option).
+    for (const ShardingStrategy s : all_strategies()) {
+      std::vector<std::size_t> uniform(tables, 0);
+      for (std::size_t t = 0; t < tables; ++t) {
+        for (std::size_t o = 0; o < options_[t].size(); ++o) {
+          if (options_[t][o].strategy == s) {
+            uniform[t] = o;
+            break;
+          }
+        }
+      }
+      rate(uniform);
+    }
+    ShardingPlan plan;
+    plan.name = std::string("torchrec") +
+                (group_ < c_.world ? " (2D, groups of " + std::to_string(group_) + ")" : "");
+    plan.group_size = group_;
+    plan.tables = best_ ? best_placements_ : partition(choice).placements;
+    return plan;
+  }
+
+ private:
+  // TorchRec's smallest column-wise shard (constants.py MIN_CW_DIM); its enumerator cuts columns
+  // into blocks of it.
+  static constexpr int kColumnBlock = 128;
+  static constexpr int kMaxPasses = 8;
+
+  // One way to shard a table: `shards` copies of `shard` (column-wise: each a table of the
+  // shard's columns placed whole), or one placement over a node or the group.
+  struct Option {
+    ShardingStrategy strategy;
+    Template shard;
+    int shards = 1;
+    double total = 0;  // seconds summed over the group's GPUs, the option's own cost
+  };
+
+  double total_of(const Template& tp, int shards) const {
+    double total = 0;
+    for (int r = 0; r < group_; ++r) total += tp.costs.seconds[role(tp, 0, r)];
+    return total * shards;
+  }
+
+  // The options of one table, cheapest first (ties in enumeration order): table-wise;
+  // column-wise in blocks of 128 columns; table-row-wise over one node's GPUs; row-wise over the
+  // group; data-parallel where a replica fits every GPU.
+  std::vector<Option> enumerate(const EmbeddingTableSpec& t) const {
+    std::vector<Option> out;
+    auto add = [&](ShardingStrategy s, Template tp, int shards) {
+      const double total = total_of(tp, shards);
+      out.push_back({s, std::move(tp), shards, total});
+    };
+    add(ShardingStrategy::kTableWise,
+        make_template(t, ShardingStrategy::kTableWise, {0}, Where::kOneGpu), 1);
+    const int blocks = t.dim / kColumnBlock;
+    if (blocks >= 2 && t.dim % kColumnBlock == 0 && blocks <= group_) {
+      EmbeddingTableSpec columns = t;
+      columns.dim = kColumnBlock;
+      add(ShardingStrategy::kColumnWise,
+          make_template(columns, ShardingStrategy::kTableWise, {0}, Where::kOneGpu), blocks);
+    }
+    if (nodes_ > 1) {
+      add(ShardingStrategy::kTableRowWise,
+          make_template(t, ShardingStrategy::kTableRowWise, node_ranks(0, node_), Where::kOneNode),
+          1);
+    }
+    if (group_ > 1) {
+      add(ShardingStrategy::kRowWise,
+          make_template(t, ShardingStrategy::kRowWise, all_ranks(group_), Where::kGroup), 1);
+      Template dp =
+          make_template(t, ShardingStrategy::kDataParallel, all_ranks(group_), Where::kGroup);
+      if (fixed_bytes(c_) + dp.costs.bytes[0] <= capacity_) {
+        add(ShardingStrategy::kDataParallel, std::move(dp), 1);
+      }
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Option& a, const Option& b) { return a.total < b.total; });
+    return out;
+  }
+
+  struct Partition {
+    bool fits = true;
+    double rating = 0;  // seconds on the most loaded GPU
+    std::vector<TablePlacement> placements;
+  };
+
+  // The greedy partitioner: options largest first; each shard of a table on the least loaded
+  // GPU with memory for it (not one already holding a shard of the table), a node's shards on
+  // the least loaded node with memory, group-wide placements where they are.
+  Partition partition(const std::vector<std::size_t>& choice) const {
+    Partition out;
+    out.placements.resize(choice.size());
+    std::vector<double> load(group_, 0.0), used(group_, fixed_bytes(c_));
+    std::vector<std::size_t> order(choice.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return options_[a][choice[a]].total > options_[b][choice[b]].total;
+    });
+    auto fits_at = [&](const Template& tp, int position) {
+      if (tp.where == Where::kOneGpu && tp.costs.bytes[1 % tp.costs.bytes.size()] == 0 &&
+          tp.costs.bytes[node_ % tp.costs.bytes.size()] == 0) {
+        return used[position] + tp.costs.bytes[0] <= capacity_;  // requesters hold nothing
+      }
+      for (int r = 0; r < group_; ++r) {
+        if (used[r] + tp.costs.bytes[role(tp, position, r)] > capacity_) return false;
+      }
+      return true;
+    };
+    auto add_at = [&](const Template& tp, int position) {
+      for (int r = 0; r < group_; ++r) {
+        load[r] += tp.costs.seconds[role(tp, position, r)];
+        used[r] += tp.costs.bytes[role(tp, position, r)];
+      }
+    };
+    for (const std::size_t t : order) {
+      const Option& o = options_[t][choice[t]];
+      TablePlacement& p = out.placements[t];
+      p = o.shard.placement;
+      p.strategy = o.strategy;
+      if (o.shard.where == Where::kGroup) {
+        if (!fits_at(o.shard, 0)) out.fits = false;
+        add_at(o.shard, 0);
+        continue;
+      }
+      p.ranks.clear();
+      for (int k = 0; k < o.shards; ++k) {
+        int best = -1;
+        double best_load = 0;
+        for (int position = 0; position < positions(o.shard); ++position) {
+          if (o.shard.where == Where::kOneGpu &&
+              std::find(p.ranks.begin(), p.ranks.end(), position) != p.ranks.end()) {
+            continue;
+          }
+          if (!fits_at(o.shard, position)) continue;
+          double position_load = 0;
+          if (o.shard.where == Where::kOneGpu) {
+            position_load = load[position];
+          } else {
+            for (int i = 0; i < node_; ++i) position_load += load[position * node_ + i];
+          }
+          if (best < 0 || position_load < best_load) {
+            best = position;
+            best_load = position_load;
+          }
+        }
+        if (best < 0) {
+          out.fits = false;
+          best = 0;
+        }
+        add_at(o.shard, best);
+        if (o.shard.where == Where::kOneGpu) {
+          p.ranks.push_back(best);
+        } else {
+          p.ranks = node_ranks(best, node_);
+        }
+      }
+    }
+    out.rating = *std::max_element(load.begin(), load.end());
+    return out;
+  }
+
+  // The rating of a proposal (infinite if it does not fit), remembering the best so far.
+  double rate(const std::vector<std::size_t>& choice) {
+    Partition p = partition(choice);
+    if (!p.fits) return std::numeric_limits<double>::infinity();
+    if (!best_ || p.rating < best_rating_) {
+      best_ = true;
+      best_rating_ = p.rating;
+      best_placements_ = std::move(p.placements);
+    }
+    return p.rating;
+  }
+
+  const double capacity_;
+  std::vector<std::vector<Option>> options_;  // per table
+  bool best_ = false;
+  double best_rating_ = 0;
+  std::vector<TablePlacement> best_placements_;
 };
 
 }  // namespace
@@ -648,6 +877,11 @@ ShardingPlan greedy_plan(const ShardingContext& c, int group_size, double hot_ro
   return plan;
 }
 
+ShardingPlan torchrec_plan(const ShardingContext& context, int group_size, double hot_rows) {
+  const int group = group_size > 0 ? group_size : context.world;
+  return TorchrecPlanner(context, group, hot_rows).plan();
+}
+
 namespace {
 
 // HugeCTR's planner as its train.py picks it: per GPU on one node, per node (hier_auto) on more.
@@ -678,6 +912,7 @@ ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context
   ShardingPlan plan =
       job.sharding == "greedy" || job.sharding == "plan" ? greedy_plan(context, group, job.hot_rows)
       : job.sharding == "hugectr" ? hugectr_plan(context, group, job.hot_rows, hugectr_options(job, context, group))
+      : job.sharding == "torchrec" ? torchrec_plan(context, group, job.hot_rows)
           : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
   if (job.plan.empty()) return plan;
   const RecsysModelSpec& model = *context.model;

@@ -98,6 +98,15 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& cont
 // all-reduce of replicated tables).
 ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
 
+// TorchRec's planner (enumerate, propose, partition, rate) on trainsim's costs: each table's
+// options (table-wise, column-wise in blocks of 128 columns, table-row-wise over a node,
+// row-wise, data-parallel where a replica fits) costed as the greedy planner costs them; a greedy
+// proposer (each table at its cheapest option, then its next-cheapest kept while the rating
+// improves) and a uniform one (one sharding type for every table); the greedy partitioner (each
+// shard on the least loaded GPU, or node, with memory for it); the rating is the most loaded
+// GPU's cost, and the best rated proposal that fits is returned.
+ShardingPlan torchrec_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
+
 // Predicted embedding time (lookup + update) of a rank, the cost the planner balances.
 inline double embedding_seconds(const RankLoad& load) {
   return load.lookup_seconds + load.update_seconds;

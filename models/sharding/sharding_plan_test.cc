@@ -260,5 +260,52 @@ TEST(ShardingPlanTest, GreedyPlannerBalancesTableWiseTables) {
   EXPECT_EQ(a.id_bytes, b.id_bytes);
 }
 
+TEST(ShardingPlanTest, TorchrecPlannerLeavesAHotTableAloneAndPacksTheOthers) {
+  // Two GPUs of one node at 100 GB/s; four tables of 1e7 rows x 128, one looked up 6 times per
+  // sample, three twice, 1e5 samples per GPU: costs h (just under 3c: more repeats to dedup) and
+  // c, each with a launch L (microseconds against c's tenths of a millisecond), and the same
+  // exchange X on both GPUs for every whole table (its owner sends, the other receives). The
+  // partitioner, largest first, puts the hot table on GPU 0 (h + L), then the three others on
+  // GPU 1, the less loaded each time (c + L, 2c + 2L < h + L, 3c + 3L): rating 3c + 3L + 4X.
+  // Row-wise for the hot table (h/2 + L on each GPU, the three others then two and one) rates
+  // about h/2 + 2c + 3L + 4X, worse; row-wise for a cold one likewise; data-parallel pays the
+  // all-reduce of a 5 GB table (0.1 s): the greedy proposer keeps every table whole.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1e7));
+  m.tables.resize(4, m.tables[0]);
+  for (int i = 0; i < 4; ++i) {
+    m.tables[i].name = "t" + std::to_string(i);
+    m.tables[i].rows = 1e7;
+    m.tables[i].dim = 128;
+  }
+  m.tables[0].pooling = 6;
+  ShardingContext ctx = context(m, 2);
+  ctx.batch_per_gpu = 1e5;
+  ctx.local_bytes_per_s = 100e9;
+  const ShardingPlan plan = torchrec_plan(ctx);
+  EXPECT_EQ(plan.name, "torchrec");
+  for (const TablePlacement& p : plan.tables) EXPECT_EQ(p.strategy, ShardingStrategy::kTableWise);
+  EXPECT_EQ(plan.tables[0].ranks, (std::vector<int>{0}));
+  for (int t = 1; t < 4; ++t) EXPECT_EQ(plan.tables[t].ranks, (std::vector<int>{1})) << t;
+}
+
+TEST(ShardingPlanTest, TorchrecPlannerSplitsATableNoGpuCanHold) {
+  // 1e8 rows x 256 fp32 with its optimizer state is more than 0.9 x 80 GB on one GPU: the
+  // table-wise option never fits, so the plan shards it: column-wise in two blocks of 128 columns
+  // on two different GPUs, or row-wise over the four.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1e8));
+  m.tables.resize(1);
+  m.tables[0].rows = 1e8;
+  m.tables[0].dim = 256;
+  const ShardingContext ctx = context(m, 4);
+  const ShardingPlan plan = torchrec_plan(ctx);
+  const TablePlacement& p = plan.tables[0];
+  ASSERT_NE(p.strategy, ShardingStrategy::kTableWise);
+  if (p.strategy == ShardingStrategy::kColumnWise) {
+    ASSERT_EQ(p.ranks.size(), 2u);
+    EXPECT_NE(p.ranks[0], p.ranks[1]);
+  }
+  EXPECT_TRUE(memory_overflows(compute_shard_costs(plan, ctx), ctx.gpu).empty());
+}
+
 }  // namespace
 }  // namespace trainsim::models

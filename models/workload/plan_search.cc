@@ -27,6 +27,7 @@ std::vector<RankedPlan> rank_sharding_plans(const ClusterSpec& cluster,
     if (group < context.world) {
       plans.back().name += " (2D, groups of " + std::to_string(group) + ")";
     }
+    plans.push_back(torchrec_plan(context, group, job.hot_rows));
   }
   if (job.sharding == "plan" || !job.plan.empty()) {
     JobSpec own = job;

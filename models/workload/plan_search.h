@@ -1,6 +1,6 @@
 // The sharding plans a recommender job could run, ranked by simulated step time: every uniform
-// strategy, trainsim's greedy planner and HugeCTR's, over all GPUs and (on several nodes) per node
-// with replicas across nodes (2D), and the job's own plan. `sharding.strategy: best` runs the
+// strategy, trainsim's greedy planner, HugeCTR's and TorchRec's, over all GPUs and (on several
+// nodes) per node with replicas across nodes (2D), and the job's own plan. `sharding.strategy: best` runs the
 // top-ranked one at each node count.
 #pragma once
 
