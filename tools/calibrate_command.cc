@@ -44,9 +44,9 @@ po::options_description calibrate_options() {
      "with --nccl-tests: logs NOT used for fitting, predicted with the calibrated cluster and "
      "scored. Alone: CLUSTER LOG...: score that cluster on the logs without refitting")
     ("microbench", po::value<std::vector<std::string>>()->multitoken()->composing(),
-     "JSON lines from tools/microbench (repeatable): fits GEMM efficiency by size, HBM and "
-     "embedding-gather efficiency and host-to-device bandwidth; NCCL results join the "
-     "collective fit")
+     "JSON lines from tools/microbench (repeatable): fits GEMM efficiency by size, HBM "
+     "efficiency, embedding gathers' and updates' efficiency by row size and host-to-device "
+     "bandwidth; NCCL results join the collective fit")
     ("gemm-dtype", po::value<std::string>()->default_value("bf16"),
      "the GEMM format whose efficiency curve goes into the cluster (others are reported)")
     ("output,o", po::value<std::string>(),
@@ -300,6 +300,8 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     add("gpu.gemm_half_flops", g.gemm_half_flops, b.gemm_half_flops, models::Dimension::kFlops);
     add("gpu.hbm_efficiency", g.hbm_efficiency, b.hbm_efficiency, std::nullopt);
     add("gpu.embedding_efficiency", g.embedding_efficiency, b.embedding_efficiency, std::nullopt);
+    add("gpu.embedding_backward_efficiency", g.embedding_backward_efficiency,
+        b.embedding_backward_efficiency, std::nullopt);
     add("gpu.embedding_half_row_bytes", g.embedding_half_row_bytes, b.embedding_half_row_bytes,
         models::Dimension::kBytes);
     add("gpu.host_to_device_bandwidth", g.host_to_device_bytes_per_s,

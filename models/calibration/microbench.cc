@@ -121,7 +121,7 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
     } else if (rec.bench == "hbm") {
       rec.kernel = r.text("kernel");
       rec.bytes = r.positive("bytes");
-    } else if (rec.bench == "embedding") {
+    } else if (rec.bench == "embedding" || rec.bench == "embedding_backward") {
       rec.dtype = r.text("dtype");
       rec.bytes = r.positive("bytes");
       rec.dim = static_cast<int>(r.positive("dim"));
@@ -135,7 +135,8 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
       rec.ranks = static_cast<int>(r.positive("ranks"));
     } else {
       r.fail("bench",
-             "unknown bench '" + rec.bench + "' (expected gemm, hbm, embedding, h2d, d2h, nccl)");
+             "unknown bench '" + rec.bench +
+                 "' (expected gemm, hbm, embedding, embedding_backward, h2d, d2h, nccl)");
     }
     records.push_back(rec);
   }
@@ -221,6 +222,37 @@ MicrobenchFit fit_microbench(const GpuSpec& gpu, const std::vector<MicrobenchRec
     out.fits.push_back(fit);
     out.gpu.embedding_efficiency = std::clamp(e, 0.01, 1.0);
     out.gpu.embedding_half_row_bytes = h;
+  }
+
+  // The backward pass with its optimizer update: its fraction of HBM peak for long rows, on the
+  // row curve of the gathers (least squares of eff_i = e * share(row_i)); its own curve when no
+  // gathers were measured.
+  std::vector<double> back_rows, back_eff;
+  for (const auto& r : records) {
+    if (r.bench != "embedding_backward") continue;
+    back_rows.push_back(r.dim * dtype_bytes(*parse_dtype(r.dtype)));
+    back_eff.push_back(r.bytes / r.time_s / gpu.hbm_bandwidth_bytes_per_s);
+  }
+  if (!back_rows.empty() && (rows.size() >= 2 || back_rows.size() >= 2)) {
+    if (rows.size() < 2) {
+      const auto [e, h] = saturating_fit(back_rows, back_eff);
+      out.gpu.embedding_half_row_bytes = h;
+      out.gpu.embedding_backward_efficiency = e;
+    }
+    double num = 0.0, den = 0.0;
+    for (std::size_t i = 0; i < back_rows.size(); ++i) {
+      const double share = out.gpu.row_share(back_rows[i]);
+      num += back_eff[i] * share;
+      den += share * share;
+    }
+    const double e = num / den;
+    GpuFit fit{"embedding backward",
+               format("updates with the optimizer reach %.3f of HBM peak for long rows", e)};
+    std::vector<double> predicted;
+    for (const double r : back_rows) predicted.push_back(e * out.gpu.row_share(r));
+    score(fit, back_eff, predicted);
+    out.fits.push_back(fit);
+    out.gpu.embedding_backward_efficiency = std::clamp(e, 0.01, 1.0);
   }
 
   // Host to device: the best bandwidth seen (large pinned copies saturate the link).

@@ -1,6 +1,7 @@
 // Results of the CUDA microbenchmarks in tools/microbench (JSON lines, one measurement a line) and
 // the GPU efficiency curves fitted from them: GEMM efficiency by problem size, HBM streaming
-// efficiency, pooled-embedding gather efficiency by row size, host-to-device bandwidth. NCCL
+// efficiency, pooled-embedding gather efficiency by row size and that of the backward pass with
+// its optimizer update, host-to-device bandwidth. NCCL
 // results become measured collective runs for calibrate_collectives().
 #pragma once
 
@@ -16,14 +17,14 @@ namespace trainsim::models {
 struct MicrobenchRecord {
   std::string source;
   int line = 0;
-  std::string bench;  // gemm, hbm, embedding, h2d, d2h, nccl
+  std::string bench;  // gemm, hbm, embedding, embedding_backward, h2d, d2h, nccl
   std::string gpu;
-  std::string dtype;   // gemm, embedding
+  std::string dtype;   // gemm, embedding, embedding_backward
   std::string kernel;  // hbm: copy or triad
   std::string op;      // nccl
   double flops = 0.0;  // gemm: per operation
   double bytes = 0.0;  // bytes moved (hbm, embedding, copies) or nccl-tests size (nccl)
-  int dim = 0;         // embedding row length (elements)
+  int dim = 0;         // embedding row length (elements), forward and backward
   int ranks = 0;       // nccl
   double time_s = 0.0;
 };

@@ -63,6 +63,34 @@ std::string samples() {
   return out.str();
 }
 
+// Backward passes with the optimizer on eff(row) = 0.3 row / (row + h): on the gathers' curve
+// (h = 128) only the fraction is fitted; alone, both.
+std::string backward_samples(double half) {
+  std::ostringstream out;
+  for (int dim : {16, 32, 64, 128, 256}) {
+    const double row = dim * 4.0;
+    const double eff = 0.3 * row / (row + half);
+    const double bytes = 2 * (16384.0 * row + 16384.0 * 8 * row) + 2 * 131072.0 * 4;
+    out << line(R"("embedding_backward","dtype":"fp32","dim":)" + num(dim) + R"(,"bytes":)" +
+                num(bytes) + R"(,"time_s":)" + num(bytes / (eff * 3.35e12)));
+  }
+  return out.str();
+}
+
+TEST(MicrobenchTest, FitsTheBackwardFractionOnTheGatherCurveOrAlone) {
+  const MicrobenchFit both =
+      fit_microbench(h100(), parse_microbench(samples() + backward_samples(128), "s.jsonl"));
+  EXPECT_NEAR(both.gpu.embedding_efficiency, 0.6, 1e-4);
+  EXPECT_NEAR(both.gpu.embedding_backward_efficiency, 0.3, 1e-4);
+  EXPECT_NEAR(both.gpu.embedding_half_row_bytes, 128, 0.5);
+  const MicrobenchFit alone =
+      fit_microbench(h100(), parse_microbench(backward_samples(64), "b.jsonl"));
+  EXPECT_NEAR(alone.gpu.embedding_backward_efficiency, 0.3, 1e-4);
+  EXPECT_NEAR(alone.gpu.embedding_half_row_bytes, 64, 0.5);
+  EXPECT_EQ(alone.gpu.embedding_efficiency, h100().embedding_efficiency);  // not measured
+  for (const GpuFit& f : alone.fits) EXPECT_LT(f.max_abs_error, 1e-3) << f.what;
+}
+
 TEST(MicrobenchTest, FitsTheCurvesTheSamplesFollow) {
   const auto records = parse_microbench(samples(), "samples.jsonl");
   ASSERT_EQ(records.size(), 7u + 3u + 5u + 1u + 6u);
@@ -122,7 +150,8 @@ TEST(MicrobenchTest, FitsTheShippedSampleFiles) {
   const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/tools/microbench/sample/";
   std::vector<MicrobenchRecord> records;
   for (const char* file :
-       {"gemm.jsonl", "hbm.jsonl", "embedding.jsonl", "copy.jsonl", "nccl.jsonl"}) {
+       {"gemm.jsonl", "hbm.jsonl", "embedding.jsonl", "embedding_backward.jsonl", "copy.jsonl",
+        "nccl.jsonl"}) {
     const auto read = read_microbench(dir + file);
     records.insert(records.end(), read.begin(), read.end());
   }
@@ -144,6 +173,8 @@ TEST(MicrobenchTest, FitsTheShippedSampleFiles) {
   // embedding: gbps = 0.6 x 3350 x row / (row + 128).
   EXPECT_NEAR(fit.gpu.embedding_efficiency, 0.6, 1e-3);
   EXPECT_NEAR(fit.gpu.embedding_half_row_bytes, 128, 1.0);
+  // embedding_backward: gbps = 0.3 x 3350 x row / (row + 128), on the same row curve.
+  EXPECT_NEAR(fit.gpu.embedding_backward_efficiency, 0.3, 1e-3);
   // h2d: gbps = 55 b / (b + 2e5): the largest copy (1 GiB) is the best.
   const double gib = 1024.0 * 1024 * 1024;
   EXPECT_NEAR(fit.gpu.host_to_device_bytes_per_s, 55e9 * gib / (gib + 2e5), 1e6);

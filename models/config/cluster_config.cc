@@ -179,10 +179,12 @@ std::vector<ClusterParam> gpu_params() {
                    .help = "the same for the backward with the fused optimizer update (FBGEMM "
                            "counts twice the forward's bytes; trainsim adds the optimizer state)",
                    .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
-                             "#4757)"},
+                             "#4757); trainsim calibrate fits it to the embedding microbenchmark's "
+                             "backward passes"},
                   [](auto& s) -> auto& { return s.gpu.embedding_backward_efficiency; }),
       P::quantity({.key = "gpu.embedding_half_row_bytes",
-                   .help = "gathers of rows of r bytes reach embedding_efficiency x r / (r + this)"},
+                   .help = "rows of r bytes reach embedding_efficiency (and the backward's) x r / "
+                           "(r + this)"},
                   Dimension::kBytes, kBytesUnit,
                   [](auto& s) -> auto& { return s.gpu.embedding_half_row_bytes; }, false),
       P::time({.key = "gpu.kernel_launch_latency",

@@ -1,6 +1,9 @@
 // embedding_bench: pooled embedding-bag gather. A table of R rows x D columns (fp32 or bf16),
 // a batch of B samples with L ids each (ids drawn on the host from a Zipf(alpha) distribution
-// over the R rows), and a kernel that sums each sample's L rows into a B x D output.
+// over the R rows), and a kernel that sums each sample's L rows into a B x D output. Then the
+// backward pass with the optimizer fused, as FBGEMM's table-batched backward runs it (fp32 rows,
+// exact row-wise Adagrad): the (id, sample) pairs sorted by id, the runs of equal ids found, and
+// per distinct row its gradient summed over its occurrences, its state and its row updated.
 //
 // Prints one JSON object per line on stdout (see README.md); progress and errors go to stderr.
 // Usage: microbench_embedding [--device N] [--rows R] [--batch B] [--help]
@@ -12,6 +15,7 @@
 // with hashed ids). The generator is std::mt19937_64 with a fixed seed, so ids are
 // deterministic.
 
+#include <cub/cub.cuh>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -144,6 +148,67 @@ __global__ void pool_bf16(const uint4* __restrict__ table, const int32_t* __rest
                       pack_bf16x2(acc[4], acc[5]), pack_bf16x2(acc[6], acc[7]));
 }
 
+// ---- backward with row-wise Adagrad ------------------------------------------------------
+
+// The sample of every id slot (slot i belongs to sample i / L).
+__global__ void slot_samples(int32_t* samples, int n, int pooling) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) samples[i] = i / pooling;
+}
+
+// One warp per distinct row (launched for n rows at most; warps past the run count return): the
+// row's gradient is the sum of its samples' output gradients (each lane a float4 chunk, two at
+// most for D <= 256), its state grows by the mean squared gradient, and the row moves by
+// -lr * gradient / (sqrt(state) + eps).
+__global__ void adagrad_rows(float4* __restrict__ table, float* __restrict__ state,
+                             const float4* __restrict__ grad, const int32_t* __restrict__ rows,
+                             const int32_t* __restrict__ offsets,
+                             const int32_t* __restrict__ counts,
+                             const int32_t* __restrict__ samples, const int* __restrict__ runs,
+                             int chunks, float lr, float eps) {
+  const int warp = static_cast<int>((blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x) / 32);
+  const int lane = threadIdx.x % 32;
+  if (warp >= *runs) return;
+  const int32_t row = rows[warp];
+  const int32_t first = offsets[warp], count = counts[warp];
+  float4 acc[2] = {make_float4(0.f, 0.f, 0.f, 0.f), make_float4(0.f, 0.f, 0.f, 0.f)};
+  for (int k = first; k < first + count; ++k) {
+    const size_t base = static_cast<size_t>(__ldg(samples + k)) * chunks;
+    for (int j = 0; j < 2; ++j) {
+      const int c = lane + 32 * j;
+      if (c >= chunks) break;
+      const float4 g = __ldg(grad + base + c);
+      acc[j].x += g.x;
+      acc[j].y += g.y;
+      acc[j].z += g.z;
+      acc[j].w += g.w;
+    }
+  }
+  float squares = 0.f;
+  for (int j = 0; j < 2; ++j) {
+    squares += acc[j].x * acc[j].x + acc[j].y * acc[j].y + acc[j].z * acc[j].z +
+               acc[j].w * acc[j].w;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) squares += __shfl_down_sync(0xffffffffu, squares, offset);
+  float s = 0.f;
+  if (lane == 0) {
+    s = state[row] + squares / static_cast<float>(chunks * 4);
+    state[row] = s;
+  }
+  s = __shfl_sync(0xffffffffu, s, 0);
+  const float rate = lr / (sqrtf(s) + eps);
+  for (int j = 0; j < 2; ++j) {
+    const int c = lane + 32 * j;
+    if (c >= chunks) break;
+    float4 w = table[static_cast<size_t>(row) * chunks + c];
+    w.x -= rate * acc[j].x;
+    w.y -= rate * acc[j].y;
+    w.z -= rate * acc[j].z;
+    w.w -= rate * acc[j].w;
+    table[static_cast<size_t>(row) * chunks + c] = w;
+  }
+}
+
 __device__ inline float hash_value(size_t i) {
   uint64_t x = i * 0x9E3779B97F4A7C15ULL + 12345;
   x ^= x >> 31;
@@ -169,7 +234,8 @@ void usage() {
                "usage: %s [--device N] [--rows R] [--batch B]\n"
                "  --rows R   table rows (default 10000000, halved until the table fits)\n"
                "  --batch B  samples per batch (default 16384)\n"
-               "Prints one JSON object per (dtype, alpha, dim, pooling) on stdout.\n",
+               "Prints one JSON object per (dtype, alpha, dim, pooling) on stdout, forward\n"
+               "(bench embedding) then backward with row-wise Adagrad (embedding_backward).\n",
                kProg);
 }
 
@@ -214,7 +280,7 @@ int main(int argc, char** argv) {
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   while (rows > 1024 &&
-         static_cast<double>(rows) * max_dim * sizeof(float) + ids_bytes + out_bytes >
+         static_cast<double>(rows) * (max_dim + 1) * sizeof(float) + 8 * ids_bytes + out_bytes >
              0.9 * static_cast<double>(free_b)) {
     rows /= 2;
   }
@@ -285,6 +351,99 @@ int main(int argc, char** argv) {
               .print();
         }
       }
+    }
+  }
+
+  // Backward with the optimizer (fp32 rows, row-wise Adagrad), on the same ids; the output
+  // buffer holds the output gradients. Timed: slot samples, sort by id, runs, offsets, update.
+  {
+    const int n_max = batch * max_pooling;
+    int32_t *keys_out = nullptr, *samples_in = nullptr, *samples_out = nullptr;
+    int32_t *unique = nullptr, *counts = nullptr, *offsets = nullptr;
+    int* runs = nullptr;
+    float* state = nullptr;
+    CUDA_CHECK(cudaMalloc(&keys_out, ids_bytes));
+    CUDA_CHECK(cudaMalloc(&samples_in, ids_bytes));
+    CUDA_CHECK(cudaMalloc(&samples_out, ids_bytes));
+    CUDA_CHECK(cudaMalloc(&unique, ids_bytes));
+    CUDA_CHECK(cudaMalloc(&counts, ids_bytes));
+    CUDA_CHECK(cudaMalloc(&offsets, ids_bytes));
+    CUDA_CHECK(cudaMalloc(&runs, sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&state, static_cast<size_t>(rows) * sizeof(float)));
+    CUDA_CHECK(cudaMemsetAsync(state, 0, static_cast<size_t>(rows) * sizeof(float), stream));
+    int bits = 1;
+    while (bits < 31 && (int64_t{1} << bits) < rows) ++bits;
+    size_t sort_bytes = 0, rle_bytes = 0, scan_bytes = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids_dev, keys_out, samples_in,
+                                               samples_out, n_max, 0, bits, stream));
+    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_out, unique, counts,
+                                                  runs, n_max, stream));
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, offsets, n_max, stream));
+    size_t temp_bytes = std::max(sort_bytes, std::max(rle_bytes, scan_bytes));
+    void* temp = nullptr;
+    CUDA_CHECK(cudaMalloc(&temp, temp_bytes));
+    fill_fp32<<<4096, 256, 0, stream>>>(static_cast<float*>(table),
+                                        static_cast<size_t>(rows) * max_dim);
+    fill_fp32<<<4096, 256, 0, stream>>>(static_cast<float*>(out),
+                                        static_cast<size_t>(batch) * max_dim);
+    CUDA_CHECK(cudaGetLastError());
+    for (size_t ai = 0; ai < ids_by_alpha.size(); ++ai) {
+      CUDA_CHECK(cudaMemcpy(ids_dev, ids_by_alpha[ai].data(), ids_bytes, cudaMemcpyHostToDevice));
+      for (int dim : kDims) {
+        const int chunks = dim / 4;  // float4 chunks per row
+        for (int pooling : kPoolings) {
+          const int n = batch * pooling;
+          auto launch = [&] {
+            slot_samples<<<(n + 255) / 256, 256, 0, stream>>>(samples_in, n, pooling);
+            size_t bytes = temp_bytes;
+            cub::DeviceRadixSort::SortPairs(temp, bytes, ids_dev, keys_out, samples_in,
+                                            samples_out, n, 0, bits, stream);
+            bytes = temp_bytes;
+            cub::DeviceRunLengthEncode::Encode(temp, bytes, keys_out, unique, counts, runs, n,
+                                               stream);
+            bytes = temp_bytes;
+            cub::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, n, stream);
+            const size_t threads = static_cast<size_t>(n) * 32;
+            adagrad_rows<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(
+                static_cast<float4*>(table), state, static_cast<const float4*>(out), unique,
+                offsets, counts, samples_out, runs, chunks, 0.01f, 1e-8f);
+          };
+          std::fprintf(stderr, "%s: backward fp32 alpha=%.2f dim=%d pooling=%d\n", kProg,
+                       kAlphas[ai], dim, pooling);
+          int iters = 0;
+          const double t =
+              microbench::time_op(kProg, launch, stream, /*warmup=*/3, /*target_s=*/0.1,
+                                  /*min_iters=*/10, /*max_iters=*/10000, &iters);
+          int distinct = 0;
+          CUDA_CHECK(cudaMemcpy(&distinct, runs, sizeof(int), cudaMemcpyDeviceToHost));
+          // FBGEMM's backward accounting (twice the forward's rows and outputs) plus the row
+          // state read and written: the bytes trainsim's backward kernel model counts.
+          const double row = static_cast<double>(dim) * sizeof(float);
+          const double bytes = 2.0 * (static_cast<double>(batch) * row +
+                                      static_cast<double>(n) * row) +
+                               2.0 * distinct * sizeof(float);
+          common_fields("embedding_backward", dev)
+              .str("dtype", "fp32")
+              .str("optimizer", "rowwise_adagrad")
+              .integer("rows", rows)
+              .integer("dim", dim)
+              .integer("pooling", pooling)
+              .integer("batch", batch)
+              .num("zipf_alpha", kAlphas[ai])
+              .integer("unique_rows", distinct)
+              .integer("bytes", static_cast<long long>(bytes))
+              .num("time_s", t)
+              .num("gbps", bytes / t / 1e9)
+              .integer("iters", iters)
+              .print();
+        }
+      }
+    }
+    for (void* p : {static_cast<void*>(keys_out), static_cast<void*>(samples_in),
+                    static_cast<void*>(samples_out), static_cast<void*>(unique),
+                    static_cast<void*>(counts), static_cast<void*>(offsets),
+                    static_cast<void*>(runs), static_cast<void*>(state), temp}) {
+      CUDA_CHECK(cudaFree(p));
     }
   }
 

@@ -44,6 +44,17 @@ def embedding():
                    zipf_alpha=0.0, bytes=nbytes, time_s=nbytes / (gbps * 1e9), gbps=gbps)
 
 
+def embedding_backward():
+    batch, pooling, rows = 16384, 8, 10_000_000
+    unique = batch * pooling  # uniform ids over 1e7 rows: taken as all distinct
+    for dim in [16, 32, 64, 128, 256]:
+        nbytes = 2 * (batch * dim * 4 + batch * pooling * dim * 4) + 2 * unique * 4
+        gbps = 0.3 * 3350 * (dim * 4) / (dim * 4 + 128)
+        yield line("embedding_backward", dtype="fp32", optimizer="rowwise_adagrad", rows=rows,
+                   dim=dim, pooling=pooling, batch=batch, zipf_alpha=0.0, unique_rows=unique,
+                   bytes=nbytes, time_s=nbytes / (gbps * 1e9), gbps=gbps)
+
+
 def copy():
     for bench in ["h2d", "d2h"]:
         for nbytes in [MIB * 4**i for i in range(6)]:  # 1 MiB .. 1 GiB
@@ -61,8 +72,8 @@ def nccl():
 
 
 def main():
-    for name, gen in [("gemm", gemm), ("hbm", hbm), ("embedding", embedding), ("copy", copy),
-                      ("nccl", nccl)]:
+    for name, gen in [("gemm", gemm), ("hbm", hbm), ("embedding", embedding),
+                      ("embedding_backward", embedding_backward), ("copy", copy), ("nccl", nccl)]:
         path = os.path.join(HERE, name + ".jsonl")
         with open(path, "w") as f:
             for obj in gen():
