@@ -201,14 +201,16 @@ void FlowNetwork::solve() {
   if (dirty_links_.empty()) return;
   ++epoch_;
   // Solving more flows than the dirty links reach gives them the rates they have (components do
-  // not interact, and a flow whose rate stays is left alone), so when the last component held
-  // most active flows, the search for this one is skipped.
-  if (last_solve_took_most_) {
+  // not interact, and a flow whose rate stays is left alone), so when the last search found
+  // nearly every active flow in the component, the next few solves skip it.
+  constexpr int kSearchEvery = 8;
+  if (last_solve_took_most_ && ++solves_without_search_ < kSearchEvery) {
     take_all_active();
   } else {
     collect_component();
+    solves_without_search_ = 0;
+    last_solve_took_most_ = 10 * component_flows_.size() > 9 * active_flows_.size();
   }
-  last_solve_took_most_ = 10 * component_flows_.size() > 9 * active_flows_.size();
   if (component_flows_.empty()) return;  // everything on the dirty links finished meanwhile
   ++counters_.solves;
   const Time now = sim_.now();
@@ -271,7 +273,19 @@ void FlowNetwork::collect_component() {
       }
     }
   }
-  // The visit order follows event order and is deterministic.
+  // In id order, as take_all_active() lists them: a component's flows are then filled in the
+  // same order whether it is solved alone or among others, to the last bit.
+  if (component_flows_.size() * 16 > active_flows_.size()) {
+    component_flows_.clear();
+    for (std::size_t w = 0; w < active_bits_.size(); ++w) {
+      for (std::uint64_t bits = active_bits_[w]; bits != 0; bits &= bits - 1) {
+        const auto id = static_cast<FlowId>(w * 64 + std::countr_zero(bits));
+        if (flows_[id].component_mark == epoch_) component_flows_.push_back(id);
+      }
+    }
+  } else {
+    std::sort(component_flows_.begin(), component_flows_.end());
+  }
 }
 
 void FlowNetwork::fill_component() {
@@ -372,13 +386,16 @@ void FlowNetwork::fill_component() {
     }
     std::erase_if(caps, [&](const Entry& e) {
       const std::uint32_t i = e.second;
-      double upper = kUncapped;
+      double upper = kUncapped, largest = 0.0;
       for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
         const std::uint32_t j = flow_links_[k];
-        upper = std::min(upper, links_[component_links_[j]].capacity - link_lower_sum_[j] +
-                                    flow_lower_[i]);
+        const double capacity = links_[component_links_[j]].capacity;
+        upper = std::min(upper, capacity - link_lower_sum_[j] + flow_lower_[i]);
+        largest = std::max(largest, capacity);
       }
-      return e.first > upper * (1.0 + 1e-9);  // margin for rounding in the sums
+      // Margin for rounding in the sums: absolute, at the scale of the links' capacities (a sum
+      // over n flows errs by about n x 1e-16 of it).
+      return e.first > upper + 1e-9 * largest;
     });
   }
   std::make_heap(caps.begin(), caps.end(), greater);

@@ -17,7 +17,8 @@
 // component of flows reachable from the dirty links through shared links (the flows whose rates
 // can change); flows outside it keep their rates and completion events. When the last component
 // held nearly every active flow, the search is skipped and every active flow re-solved: flows
-// outside the component get the rates they have and are left alone. A flow whose rate changes
+// outside the component get the rates they have and are left alone (every eighth solve searches
+// again, to notice when the traffic splits). A flow whose rate changes
 // has its remaining bytes brought up to date and its completion event moved in place. The filling
 // runs on a compact copy of the component (flow -> links and link -> flows), and a flow's rate
 // cap enters it only when it may bind (when it is below the flow's upper bound from the other
@@ -111,7 +112,6 @@ class FlowNetwork {
     std::uint64_t component_mark = 0;
     RouteId route = 0;
     std::uint32_t active_index = 0;  // in active_flows_ while it takes bandwidth
-    std::uint32_t local = 0;         // its index in the solve under way
     bool in_use = false;
     bool completion_scheduled = false;            // `completion` is its transmission event
     boost::container::small_vector<Hop, 7> hops;  // empty until it takes bandwidth
@@ -153,7 +153,8 @@ class FlowNetwork {
   std::vector<LinkId> active_links_;  // links carrying at least one of them
   std::size_t in_use_count_ = 0;
   bool solve_pending_ = false;
-  bool last_solve_took_most_ = false;  // the last component held most active flows
+  bool last_solve_took_most_ = false;  // the last search found nearly every active flow
+  int solves_without_search_ = 0;
   EventHandle solve_event_;
   Time solve_quantum_ = 0;
   bool latency_first_ = false;

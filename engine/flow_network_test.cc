@@ -250,6 +250,43 @@ TEST(FlowNetworkTest, ResolvesOnlyTheComponentThatChanged) {
   EXPECT_EQ(net.counters().flows_rerated, 6u);
 }
 
+TEST(FlowNetworkTest, AComponentsTimesDoNotDependOnOtherTraffic) {
+  // Flows on links a-b and b-c (capped, unequal, starting apart) finish at the same picosecond
+  // whether or not a larger, separate set of flows on c-d comes and goes meanwhile (which makes
+  // the solver re-solve every active flow instead of searching for the component).
+  Topology topology;
+  const VertexId a = topology.add_vertex("a", true);
+  const VertexId b = topology.add_vertex("b", true);
+  const VertexId c = topology.add_vertex("c", true);
+  const VertexId d = topology.add_vertex("d", true);
+  const VertexId e = topology.add_vertex("e", true);
+  topology.add_link(a, b, 10 * kGBps, 0);
+  topology.add_link(b, c, 7 * kGBps, 0);
+  topology.add_link(d, e, 30 * kGBps, 0);
+  auto run = [&](bool other_traffic) {
+    Simulation sim;
+    FlowNetwork net(sim, topology);
+    std::vector<Time> done(4, -1);
+    const std::vector<std::pair<VertexId, VertexId>> ends = {{a, b}, {a, c}, {b, c}, {a, c}};
+    for (int i = 0; i < 4; ++i) {
+      sim.schedule_at(i * 3 * kMillisecond, [&, i] {
+        net.start(ends[i].first, ends[i].second, 1e8 * (i + 1), [&, i] { done[i] = sim.now(); },
+                  {}, i == 1 ? 3 * kGBps : FlowNetwork::kUncapped);
+      });
+    }
+    if (other_traffic) {
+      for (int i = 0; i < 40; ++i) {
+        sim.schedule_at(i * 700 * kMicrosecond, [&, i] { net.start(d, e, 3e7 * (1 + i % 7), {}); });
+      }
+    }
+    sim.run();
+    return done;
+  };
+  const std::vector<Time> alone = run(false);
+  EXPECT_EQ(run(true), alone);
+  for (const Time t : alone) EXPECT_GT(t, 0);
+}
+
 TEST(FlowNetworkTest, SimultaneousChangesAreSolvedOnce) {
   Chain chain({100 * kGBps}, {0});
   Simulation sim;

@@ -225,20 +225,15 @@ MicrobenchFit fit_microbench(const GpuSpec& gpu, const std::vector<MicrobenchRec
   }
 
   // The backward pass with its optimizer update: its fraction of HBM peak for long rows, on the
-  // row curve of the gathers (least squares of eff_i = e * share(row_i)); its own curve when no
-  // gathers were measured.
+  // row curve of the gathers (least squares of eff_i = e * share(row_i); the cluster's curve, or
+  // none, when no gathers were measured: the row curve comes from the gathers alone).
   std::vector<double> back_rows, back_eff;
   for (const auto& r : records) {
     if (r.bench != "embedding_backward") continue;
     back_rows.push_back(r.dim * dtype_bytes(*parse_dtype(r.dtype)));
     back_eff.push_back(r.bytes / r.time_s / gpu.hbm_bandwidth_bytes_per_s);
   }
-  if (!back_rows.empty() && (rows.size() >= 2 || back_rows.size() >= 2)) {
-    if (rows.size() < 2) {
-      const auto [e, h] = saturating_fit(back_rows, back_eff);
-      out.gpu.embedding_half_row_bytes = h;
-      out.gpu.embedding_backward_efficiency = e;
-    }
+  if (!back_rows.empty()) {
     double num = 0.0, den = 0.0;
     for (std::size_t i = 0; i < back_rows.size(); ++i) {
       const double share = out.gpu.row_share(back_rows[i]);

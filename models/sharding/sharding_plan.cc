@@ -639,7 +639,9 @@ class TorchrecPlanner : PlacementGeometry {
   ShardingPlan plan() {
     const std::size_t tables = options_.size();
     // The greedy proposer: every table at its cheapest option, then, table by table (the
-    // costliest option first), the next-cheapest option kept while it improves the rating.
+    // costliest option first), the next-cheapest option kept while it improves the rating, or
+    // while the proposal does not fit (moving on, as TorchRec's proposer does when a proposal
+    // cannot be partitioned).
     std::vector<std::size_t> choice(tables, 0);
     double current = rate(choice);
     for (int pass = 0; pass < kMaxPasses; ++pass) {
@@ -654,7 +656,7 @@ class TorchrecPlanner : PlacementGeometry {
         std::vector<std::size_t> next = choice;
         ++next[t];
         const double rating = rate(next);
-        if (rating < current) {
+        if (rating < current || std::isinf(current)) {
           choice = std::move(next);
           current = rating;
           improved = true;
@@ -808,8 +810,19 @@ class TorchrecPlanner : PlacementGeometry {
           }
         }
         if (best < 0) {
+          // Nowhere with memory for it: on the least used GPU (or node) not holding a shard of
+          // the table, and the proposal does not fit.
           out.fits = false;
-          best = 0;
+          const int width = o.shard.where == Where::kOneGpu ? 1 : node_;
+          auto used_at = [&](int position) {
+            return std::accumulate(used.begin() + position * width,
+                                   used.begin() + (position + 1) * width, 0.0);
+          };
+          for (int position = 0; position < positions(o.shard); ++position) {
+            if (width == 1 && std::find(p.ranks.begin(), p.ranks.end(), position) != p.ranks.end())
+              continue;
+            if (best < 0 || used_at(position) < used_at(best)) best = position;
+          }
         }
         add_at(o.shard, best);
         if (o.shard.where == Where::kOneGpu) {
