@@ -102,7 +102,7 @@ ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, dou
 // options (table-wise, column-wise in blocks of 128 columns, table-row-wise over a node,
 // row-wise, data-parallel where a replica fits) costed as the greedy planner costs them; a greedy
 // proposer (each table at its cheapest option, then its next-cheapest kept while the rating
-// improves) and a uniform one (one sharding type for every table); the greedy partitioner (each
+// improves or the proposal does not fit) and a uniform one (one sharding type for every table); the greedy partitioner (each
 // shard on the least loaded GPU, or node, with memory for it); the rating is the most loaded
 // GPU's cost, and the best rated proposal that fits is returned.
 ShardingPlan torchrec_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
