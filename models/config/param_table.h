@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -227,7 +228,12 @@ struct Params {
     p.read = [field, lo, hi](const ConfigNode& n, Spec& s) {
       const long long v = lo == 1 ? n.positive_integer() : n.as_integer();
       if (v < 0) n.fail("must not be negative, got '" + n.as_string() + "'");
-      if (v > hi) n.fail("must be at most " + std::to_string(hi) + ", got '" + n.as_string() + "'");
+      // Never more than the field holds (a larger value would wrap).
+      using Field = std::remove_cvref_t<decltype(field(s))>;
+      const long long limit = std::min(hi, largest_whole<Field>());
+      if (v > limit) {
+        n.fail("must be at most " + std::to_string(limit) + ", got '" + n.as_string() + "'");
+      }
       assign(field(s), static_cast<double>(v));
     };
     p.write = [field, lo](const Spec& s) -> std::optional<YAML::Node> {
@@ -353,6 +359,18 @@ struct Params {
   static constexpr long long kNoLimit = (1LL << 62);
 
  private:
+  // The largest whole number a field of type T stores exactly.
+  template <class T>
+  static constexpr long long largest_whole() {
+    if constexpr (std::is_same_v<T, std::optional<int>> || std::is_same_v<T, int>) {
+      return std::numeric_limits<int>::max();
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<long long>(std::min<unsigned long long>(
+          std::numeric_limits<T>::max(), static_cast<unsigned long long>(kNoLimit)));
+    } else {
+      return kNoLimit;  // doubles: as_integer() already refuses beyond 9e15
+    }
+  }
   template <class T>
   static void assign(T& target, double v) {
     if constexpr (std::is_same_v<T, std::optional<int>>) {

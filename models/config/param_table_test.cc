@@ -100,6 +100,11 @@ TEST(ParamTableTest, RangesAndUnknownKeysAreErrors) {
   EXPECT_NE(error_of(base + "count: 9\n").message().find("must be at most 8"), std::string::npos);
   EXPECT_NE(error_of(base + "count: 0\n").message().find("positive whole number"),
             std::string::npos);
+  // A whole number the field (an int) cannot hold is refused, not wrapped: 2^32 + 8 would be 8.
+  const ConfigError wide = error_of(base + "fancy: true\nextra: 4294967304\n");
+  EXPECT_NE(wide.message().find("must be at most 2147483647, got '4294967304'"),
+            std::string::npos)
+      << wide.message();
   EXPECT_NE(error_of("name: a\nlink: {bandwidth: 1 GB/s, efficiency: 1.5}\n")
                 .message()
                 .find("fraction in (0, 1]"),
