@@ -187,6 +187,20 @@ TEST(CliTest, NegativeBandwidthIsReported) {
   expect_config_error(text, location_of(text, "-100 Gb/s"), "nic.bandwidth", "must be positive");
 }
 
+TEST(CliTest, NumbersThatAreNotFiniteAreRefusedAtTheirOption) {
+  // nan and inf would slip past "must be positive" checks (nan compares false with everything).
+  const Result target = run({"predict", "--target", "nan"});
+  EXPECT_EQ(target.status, 2);
+  EXPECT_NE(target.err.find("--target: must be a finite number, got 'nan'"), std::string::npos)
+      << target.err;
+  const Result plan = run({"plan", "--job", kSourceDir + "/configs/jobs/dlrm-dcnv2.yaml",
+                           "--target-throughput", "inf"});
+  EXPECT_EQ(plan.status, 2);
+  EXPECT_NE(plan.err.find("--target-throughput: must be a finite number, got 'inf'"),
+            std::string::npos)
+      << plan.err;
+}
+
 TEST(CliTest, ZeroGpusIsReported) {
   const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
   expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node", "positive whole number");

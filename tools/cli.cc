@@ -1,6 +1,7 @@
 #include "tools/cli.h"
 
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 
 #include "engine/check.h"
@@ -88,6 +89,28 @@ std::vector<int> parse_node_list(const std::string& text) {
   return nodes;
 }
 
+namespace {
+
+// Every number given on the command line must be finite: nan and inf mean nothing as a target, a
+// price or a size, and would otherwise slip past checks such as "must be positive".
+void refuse_non_finite(const boost::program_options::variables_map& vm, const std::string& command) {
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted()) continue;
+    std::vector<double> numbers;
+    if (const auto* d = boost::any_cast<double>(&value.value())) numbers.push_back(*d);
+    if (const auto* v = boost::any_cast<std::vector<double>>(&value.value())) numbers = *v;
+    for (const double x : numbers) {
+      if (!std::isfinite(x)) {
+        throw UsageError(command + ": --" + name + ": must be a finite number, got '" +
+                         (std::isnan(x) ? std::string("nan") : std::string(x > 0 ? "inf" : "-inf")) +
+                         "'");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 boost::program_options::variables_map parse_options(
     const std::vector<std::string>& args,
     const boost::program_options::options_description& options, const std::string& command) {
@@ -105,6 +128,7 @@ boost::program_options::variables_map parse_options(
   } catch (const po::error& e) {
     throw UsageError(command + ": " + e.what());
   }
+  refuse_non_finite(vm, command);
   return vm;
 }
 
@@ -126,6 +150,7 @@ boost::program_options::variables_map parse_options(
   } catch (const po::error& e) {
     throw UsageError(command + ": " + e.what());
   }
+  refuse_non_finite(vm, command);
   return vm;
 }
 
