@@ -1,6 +1,7 @@
 #include "models/collectives/collective_plan.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include "engine/check.h"
@@ -164,44 +165,56 @@ void PlanCollective::settle(int participant) {
 
 Time plan_time(Router& router, const CollectivePlan& plan) {
   const std::size_t n = plan.size();
-  // Bytes per (stage, link): a transfer takes as long as the most loaded link on its route needs
-  // to carry its stage's bytes (for equal transfers: bytes over the equal share, the max-min
-  // solver's answer; for unequal ones, the time the bottleneck link stays busy). Keys sorted once
-  // and summed by range (cheaper than a hash map for these sizes).
-  std::vector<std::pair<std::uint64_t, double>> loads;
+  // A transfer takes as long as the most loaded link on its route needs to carry its stage's
+  // bytes (for equal transfers: bytes over the equal share, the max-min solver's answer; for
+  // unequal ones, the time the bottleneck link stays busy). Transfers are taken stage by stage,
+  // each stage's bytes summed per link in one array over all links.
   std::vector<RouteId> routes(n);
+  std::vector<std::uint32_t> stage_of(n);
+  std::unordered_map<std::uint32_t, std::uint32_t> stage_index;
   for (TransferId id = 0; id < n; ++id) {
     const PlanTransfer& t = plan.transfer(id);
     routes[id] = router.route(t.from, t.to);
-    if (t.bytes == 0.0) continue;
-    for (const LinkId l : router.links(routes[id])) {
-      loads.emplace_back((static_cast<std::uint64_t>(t.stage) << 32) | l, t.bytes);
+    stage_of[id] = stage_index.try_emplace(t.stage, static_cast<std::uint32_t>(stage_index.size()))
+                       .first->second;
+  }
+  // Transfers grouped by stage, in id order within one (a counting sort).
+  std::vector<std::uint32_t> first(stage_index.size() + 1, 0);
+  for (const std::uint32_t s : stage_of) ++first[s + 1];
+  for (std::size_t s = 0; s + 1 < first.size(); ++s) first[s + 1] += first[s];
+  std::vector<TransferId> by_stage(n);
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (TransferId id = 0; id < n; ++id) by_stage[fill[stage_of[id]]++] = id;
+  }
+  const Topology& topology = router.topology();
+  std::vector<double> load(topology.link_count(), 0.0);
+  std::vector<Time> busy(n, 0);
+  for (std::size_t s = 0; s + 1 < first.size(); ++s) {
+    const std::span<const TransferId> stage(by_stage.data() + first[s], first[s + 1] - first[s]);
+    for (const TransferId id : stage) {
+      const double bytes = plan.transfer(id).bytes;
+      if (bytes == 0.0) continue;
+      for (const LinkId l : router.links(routes[id])) load[l] += bytes;
+    }
+    for (const TransferId id : stage) {
+      const PlanTransfer& t = plan.transfer(id);
+      const auto links = router.links(routes[id]);
+      if (t.bytes == 0.0 || links.empty()) continue;
+      Time b = transfer_time(t.bytes, t.rate_cap);
+      for (const LinkId l : links) {
+        b = std::max(b, transfer_time(load[l], topology.link(l).bandwidth_bytes_per_s));
+      }
+      busy[id] = b;
+    }
+    for (const TransferId id : stage) {
+      for (const LinkId l : router.links(routes[id])) load[l] = 0.0;
     }
   }
-  std::sort(loads.begin(), loads.end());
-  std::vector<std::pair<std::uint64_t, double>> totals;
-  for (const auto& [key, bytes] : loads) {
-    if (totals.empty() || totals.back().first != key) totals.emplace_back(key, 0.0);
-    totals.back().second += bytes;
-  }
-  auto load_of = [&totals](std::uint64_t key) {
-    return std::lower_bound(totals.begin(), totals.end(), std::make_pair(key, 0.0))->second;
-  };
   std::vector<Time> ready(n, 0);
   Time finish = 0;
   for (TransferId id = 0; id < n; ++id) {
-    const PlanTransfer& t = plan.transfer(id);
-    const auto links = router.links(routes[id]);
-    Time busy = 0;
-    if (t.bytes > 0.0 && !links.empty()) {
-      busy = transfer_time(t.bytes, t.rate_cap);
-      for (const LinkId l : links) {
-        const double stage_bytes = load_of((static_cast<std::uint64_t>(t.stage) << 32) | l);
-        busy = std::max(
-            busy, transfer_time(stage_bytes, router.topology().link(l).bandwidth_bytes_per_s));
-      }
-    }
-    const Time transmitted = ready[id] + busy;
+    const Time transmitted = ready[id] + busy[id];
     const Time arrived = transmitted + router.latency(routes[id]);
     finish = std::max(finish, arrived);
     for (const TransferId next : plan.transmission_successors(id)) {
