@@ -36,6 +36,8 @@ struct Candidate {
   double cross_node_bytes = 0;    // all-to-all bytes crossing nodes per step (forward, whole job)
   double replica_sync_bytes = 0;  // largest per GPU
   double max_memory = 0;
+  double max_host_bytes = 0;       // rows and state a GPU keeps in host memory
+  double max_host_link_bytes = 0;  // a GPU's host-link traffic per step
   models::StepBreakdown breakdown;
 };
 
@@ -126,6 +128,8 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       c.max_alltoall_bytes = std::max({c.max_alltoall_bytes, sent, received});
       c.replica_sync_bytes = std::max(c.replica_sync_bytes, costs.ranks[a].replica_sync_bytes);
       c.max_memory = std::max(c.max_memory, costs.ranks[a].memory_bytes());
+      c.max_host_bytes = std::max(c.max_host_bytes, costs.ranks[a].host_bytes);
+      c.max_host_link_bytes = std::max(c.max_host_link_bytes, costs.ranks[a].host_link_bytes);
     }
     candidates.push_back(std::move(c));
   }
@@ -173,6 +177,23 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (torchrec_first) {
     text << "TorchRec's estimate would rank first: " << torchrec_first->plan.name << " ("
          << printf_string("%.3f", 1e3 * torchrec_best) << " ms).\n";
+  }
+  // Tables in host memory (sharding.storage): what the top-ranked plan keeps and moves there.
+  const auto in_host = std::count_if(context.model->tables.begin(), context.model->tables.end(),
+                                     [](const models::EmbeddingTableSpec& t) {
+                                       return t.storage != models::EmbeddingStorage::kHbm;
+                                     });
+  if (in_host > 0 && !candidates.empty()) {
+    const Candidate& top = candidates.front();
+    char host[400];
+    std::snprintf(host, sizeof host,
+                  "Tables in host memory: %d of %zu; the top-ranked plan keeps up to %.1f GB of "
+                  "rows and state per GPU there and moves up to %.1f MB per step over a GPU's host "
+                  "link (%.0f GB/s each way).\n",
+                  static_cast<int>(in_host), context.model->tables.size(),
+                  top.max_host_bytes / 1e9, top.max_host_link_bytes / 1e6,
+                  context.host_link_bytes_per_s / 1e9);
+    text << host;
   }
   text << "\n";
   // The best-ranked greedy variant (over all GPUs, or 2D with one node per group), or the best

@@ -56,7 +56,7 @@ std::vector<JobParam> batch_params() {
 
 JobParam plan_param() {
   JobParam p = P::custom(
-      {.key = "sharding.plan", .type = "list of {table, strategy, gpus, hot_rows}",
+      {.key = "sharding.plan", .type = "list of {table, strategy, gpus, hot_rows, storage}",
        .default_text = "none (required with strategy: plan)",
        .help = "tables placed as listed, overriding strategy for them"},
       [](const ConfigNode& plan, JobSpec& job) {
@@ -74,6 +74,7 @@ JobParam plan_param() {
             }
           }
           if (auto hot = m.optional("hot_rows")) t.hot_rows = hot->as_number();
+          if (auto storage = m.optional("storage")) t.storage = storage->as_enum(storage_names());
           m.finish();
           job.plan.push_back(t);
         }
@@ -88,6 +89,7 @@ JobParam plan_param() {
           table["strategy"] = yaml_text(std::string(strategy_name(t.strategy)));
           if (!t.gpus.empty()) table["gpus"] = yaml_flow_list(t.gpus);
           if (t.hot_rows) table["hot_rows"] = yaml_text(format_plain(*t.hot_rows));
+          if (t.storage) table["storage"] = yaml_text(std::string(storage_names().name(*t.storage)));
           list.push_back(table);
         }
         return list;
@@ -155,6 +157,18 @@ std::vector<JobParam> sharding_params() {
                              "8 and 16 (DP_SHARDING_THRESHOLD)"},
                   Dimension::kBytes, WriteUnit{1e9, "GB"},
                   [](auto& s) -> auto& { return s.data_parallel_below_bytes; }, false),
+      P::choice({.key = "sharding.storage",
+                 .help = "where the tables' rows live (FBGEMM's kernels): hbm; uvm: host memory, "
+                         "every looked-up row read over the GPU's host link; uvm_caching: host "
+                         "memory with an HBM cache of cache_load_factor of the rows, the rows a "
+                         "batch misses copied in (and as many evicted rows written back) before "
+                         "its lookup"},
+                storage_names(), [](auto& s) -> auto& { return s.storage; }),
+      P::fraction({.key = "sharding.cache_load_factor", .default_text = "0.2",
+                   .help = "storage uvm_caching: the share of a table's rows its HBM cache holds",
+                   .source = "TorchRec's planner (UVM_CACHING_RATIO) and FBGEMM's benchmarks "
+                             "(--cache-load-factor): 0.2"},
+                  [](auto& s) -> auto& { return s.cache_load_factor; }),
       plan_param(),
       P::item({.key = "sharding.plan[].table", .type = "text", .default_text = "required",
                .help = "a table of the model"}),
@@ -165,6 +179,8 @@ std::vector<JobParam> sharding_params() {
                .default_text = "as the strategy places it", .help = "ids inside the sharding group"}),
       P::item({.key = "sharding.plan[].hot_rows", .type = "number", .default_text = "sharding.hot_rows",
                .help = "hot rows replicated for that table"}),
+      P::item({.key = "sharding.plan[].storage", .type = "name", .range = storage_names().choices(),
+               .default_text = "sharding.storage", .help = "where that table's rows live"}),
   };
 }
 

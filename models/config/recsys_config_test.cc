@@ -194,6 +194,33 @@ sharding:
   }
 }
 
+TEST_F(JobConfigTest, StorageIsTheJobsOrAListedTablesOwn) {
+  const JobSpec job = load(R"(name: j
+batch_per_gpu: 16
+sharding:
+  strategy: table_wise
+  storage: uvm_caching
+  cache_load_factor: 0.5
+  plan:
+    - {table: history, strategy: row_wise, storage: hbm}
+)");
+  EXPECT_EQ(job.storage, EmbeddingStorage::kUvmCaching);
+  EXPECT_DOUBLE_EQ(job.cache_load_factor, 0.5);
+  ASSERT_EQ(job.plan.size(), 1u);
+  EXPECT_EQ(job.plan[0].storage, EmbeddingStorage::kHbm);
+  // Pinning a plan keeps where the listed tables live.
+  const ShardingPlan plan = resolve_sharding(job, context(4));
+  const JobSpec pinned = job_with_plan(job, plan, {model_.tables[0].name, model_.tables[1].name});
+  EXPECT_EQ(pinned.plan[0].storage, EmbeddingStorage::kHbm);
+  EXPECT_FALSE(pinned.plan[1].storage.has_value());
+  EXPECT_EQ(pinned.storage, EmbeddingStorage::kUvmCaching);
+  for (const char* bad : {"storage: ssd", "cache_load_factor: 0", "cache_load_factor: 1.5"}) {
+    EXPECT_THROW(load(std::string("name: j\nbatch_per_gpu: 16\nsharding:\n  ") + bad + "\n"),
+                 ConfigError)
+        << bad;
+  }
+}
+
 TEST_F(JobConfigTest, PlanNamingAnUnknownTableIsReportedAtItsEntry) {
   const JobSpec job = load(R"(name: j
 batch_per_gpu: 16

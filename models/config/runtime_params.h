@@ -95,6 +95,11 @@ std::vector<Param<Spec>> host_params(F part) {
       P::choice({.key = "host.cpu_vendor",
                  .help = "NCCL's tuner reads it (network overhead, low-latency bandwidth caps)"},
                 cpu_vendor_names(), [part](auto& s) -> auto& { return part(s).cpu_vendor; }),
+      P::quantity({.key = "host.memory", .default_text = "unset (not checked)",
+                   .help = "system memory per node: tables kept in host memory "
+                           "(job sharding.storage) must fit in it"},
+                  Dimension::kBytes, WriteUnit{1e12, "TB"},
+                  [part](auto& s) -> auto& { return part(s).memory_bytes; }),
   };
 }
 

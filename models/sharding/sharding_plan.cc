@@ -98,7 +98,8 @@ class TableCosts {
       case ShardingStrategy::kTableWise: {
         TRAINSIM_ASSERT(p_.ranks.size() == 1, "table-wise needs one GPU");
         const int o = p_.ranks[0];
-        serve(o, draws_ * cold_mass_, cold_unique_, 1.0, g_.batch * g_.group, t_.rows - hot_);
+        serve(o, draws_ * cold_mass_, cold_unique_, 1.0, g_.batch * g_.group, t_.rows - hot_,
+              residence(draws_, t_.rows - hot_));
         g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim * g_.sync_bytes;
         for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0, 1.0);
         break;
@@ -114,8 +115,9 @@ class TableCosts {
         // A full copy everywhere: local lookups, gradients of the whole table all-reduced.
         const double b = g_.batch;
         const double unique = t_.access.expected_unique(b * t_.pooling, hot_ + 1, t_.rows);
+        const Residence where = residence(b * t_.pooling, t_.rows - hot_);
         for (int r = 0; r < g_.group; ++r)
-          serve(r, b * t_.pooling * cold_mass_, unique, 1.0, b, t_.rows - hot_);
+          serve(r, b * t_.pooling * cold_mass_, unique, 1.0, b, t_.rows - hot_, where);
         g_.global_sync_bytes += (t_.rows - hot_) * t_.dim * g_.sync_bytes;
         break;
       }
@@ -123,10 +125,27 @@ class TableCosts {
   }
 
  private:
+  // Where the rows a GPU serves live, and for a cached table the share of a batch's distinct
+  // rows its cache misses.
+  struct Residence {
+    EmbeddingStorage storage = EmbeddingStorage::kHbm;
+    double miss_ratio = 0;
+  };
+  // The table's own storage, its cache holding the load factor of `rows` rows looked up
+  // `lookups` times per step (the rows of the shards that share those lookups).
+  Residence residence(double lookups, double rows) const {
+    Residence where{t_.storage, 0.0};
+    if (where.storage == EmbeddingStorage::kUvmCaching) {
+      where.miss_ratio =
+          t_.access.lru_miss_ratio(lookups, t_.cache_load_factor * rows, hot_ + 1, t_.rows);
+    }
+    return where;
+  }
+
   // GPU r serves `lookups` (`unique` distinct rows) of `width_fraction` of the row for `samples`
-  // samples (a pooled vector each) and holds `rows_held` rows.
+  // samples (a pooled vector each) and holds `rows_held` rows, stored as `where` says.
   void serve(int r, double lookups, double unique, double width_fraction, double samples,
-             double rows_held) {
+             double rows_held, const Residence& where) {
     RankLoad& l = g_.local[r];
     const GpuSpec& gpu = g_.context.gpu;
     EmbeddingKernelWork work;
@@ -140,11 +159,46 @@ class TableCosts {
     l.lookups += lookups;
     l.unique_rows += unique;
     l.lookup_bytes += tbe_forward_bytes(work);
-    l.lookup_seconds += tbe_forward_seconds(work, gpu);
     l.update_bytes += tbe_backward_bytes(work);
-    l.update_seconds += tbe_backward_seconds(work, gpu);
-    l.parameter_bytes += rows_held * work.row_bytes;
-    l.optimizer_bytes += rows_held * work.state_bytes;
+    const double forward = tbe_forward_seconds(work, gpu);
+    const double backward = tbe_backward_seconds(work, gpu);
+    if (where.storage == EmbeddingStorage::kHbm) {
+      l.lookup_seconds += forward;
+      l.update_seconds += backward;
+      l.parameter_bytes += rows_held * work.row_bytes;
+      l.optimizer_bytes += rows_held * work.state_bytes;
+      return;
+    }
+    const double host = g_.context.host_link_bytes_per_s;
+    if (!(host > 0)) {
+      throw ConfigError(t_.location,
+                        "table '" + t_.name + "' lives in host memory (sharding.storage " +
+                            std::string(storage_names().name(where.storage)) +
+                            "), but the cluster gives no GPU host link bandwidth "
+                            "(gpu.host_to_device_bandwidth)");
+    }
+    l.host_bytes += rows_held * (work.row_bytes + work.state_bytes);
+    if (where.storage == EmbeddingStorage::kUvm) {
+      // The forward kernel reads every looked-up row over the host link, the backward reads and
+      // writes every distinct row and its state there (reads and writes in opposite directions,
+      // at once); each kernel takes the longer of its HBM and host-link times.
+      const double read = lookups * work.row_bytes;
+      const double update = unique * (work.row_bytes + work.state_bytes);
+      l.lookup_seconds += std::max(forward, read / host);
+      l.update_seconds += std::max(backward, update / host);
+      l.host_link_bytes += read + 2 * update;
+      return;
+    }
+    // Cached: before the lookup, the rows the batch misses are copied in and as many evicted
+    // rows (updated, so dirty) written back, both directions at once; the kernels then run on
+    // HBM. The optimizer state stays in host memory (FBGEMM keeps a cached table's momentum in
+    // unified memory, uncached): the backward reads and writes each distinct row's there.
+    const double copied = unique * where.miss_ratio * work.row_bytes;
+    const double state = unique * work.state_bytes;
+    l.lookup_seconds += forward + copied / host;
+    l.update_seconds += std::max(backward, state / host);
+    l.parameter_bytes += t_.cache_load_factor * rows_held * work.row_bytes;
+    l.host_link_bytes += 2 * copied + 2 * state;
   }
 
   // All-to-all bytes from GPU `from` to GPU `to` (of the group), counted per GPU by whether they
@@ -182,7 +236,8 @@ class TableCosts {
     const double b = g_.batch;
     const double local_lookups = b * t_.pooling * t_.access.mass(1, hot_);
     const double unique = t_.access.expected_unique(b * t_.pooling, 1, hot_);
-    for (int r = 0; r < g_.group; ++r) serve(r, local_lookups, unique, 1.0, b, hot_);
+    // Replicated hot rows stay in HBM whatever the table's storage.
+    for (int r = 0; r < g_.group; ++r) serve(r, local_lookups, unique, 1.0, b, hot_, Residence{});
     g_.global_sync_bytes += hot_ * t_.dim * g_.sync_bytes;
   }
 
@@ -202,10 +257,13 @@ class TableCosts {
       if (g_.groups > 1) unique_all[s] -= -std::expm1(all_draws_ * std::log1p(-pk));
     }
     const bool table_row_wise = p_.strategy == ShardingStrategy::kTableRowWise;
+    // Each shard caches its share of the rows and sees its share of the lookups: the table's
+    // miss ratio (hashing spreads the popular rows evenly).
+    const Residence where = residence(draws_, t_.rows - hot_);
     for (int s = 0; s < shards; ++s) {
       const int o = p_.ranks[s];
       serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0,
-            g_.batch * g_.group, (t_.rows - hot_) / shards);
+            g_.batch * g_.group, (t_.rows - hot_) / shards, where);
       g_.replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t_.dim * g_.sync_bytes;
       // Row-wise: every shard returns a partial sum for every sample. Table-row-wise: partial
       // sums are reduce-scattered inside the owning node first (each owner then returns 1/shards
@@ -233,9 +291,10 @@ class TableCosts {
                                          std::to_string(t_.dim) + " to be a multiple of " +
                                          std::to_string(shards));
     }
+    const Residence where = residence(draws_, t_.rows - hot_);
     for (const int o : p_.ranks) {
       serve(o, draws_ * cold_mass_, cold_unique_, 1.0 / shards, g_.batch * g_.group,
-            t_.rows - hot_);
+            t_.rows - hot_, where);
       g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim / shards * g_.sync_bytes;
       for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0 / shards, 1.0);
     }
@@ -326,6 +385,27 @@ std::vector<std::string> memory_overflows(const ShardCosts& costs, const GpuSpec
                     r, need / 1e9, costs.ranks[r].parameter_bytes / 1e9,
                     costs.ranks[r].optimizer_bytes / 1e9, gpu.hbm_capacity_bytes / 1e9,
                     (need - gpu.hbm_capacity_bytes) / 1e9);
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> memory_overflows(const ShardCosts& costs, const ClusterSpec& cluster) {
+  std::vector<std::string> out = memory_overflows(costs, cluster.gpu);
+  const double host = cluster.host.memory_bytes;
+  const int gpn = std::max(1, cluster.gpus_per_node);
+  if (host <= 0) return out;
+  for (std::size_t first = 0; first < costs.ranks.size(); first += gpn) {
+    double need = 0;
+    for (std::size_t r = first; r < std::min(costs.ranks.size(), first + gpn); ++r) {
+      need += costs.ranks[r].host_bytes;
+    }
+    if (need > host) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "node %zu keeps %.1f GB of tables in host memory, has %.1f GB: %.1f GB short",
+                    first / gpn, need / 1e9, host / 1e9, (need - host) / 1e9);
       out.push_back(line);
     }
   }

@@ -11,6 +11,7 @@
 // to every GPU: their lookups stay local and their gradients are all-reduced.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ namespace trainsim::models {
 
 struct ShardingContext {
   const RecsysModelSpec* model = nullptr;
+  // The model as the job deploys it (its tables' storage), when that differs from the file's:
+  // `model` points to it.
+  std::shared_ptr<const RecsysModelSpec> deployed_model;
   int world = 1;  // GPUs
   int gpus_per_node = 1;
   double batch_per_gpu = 1;
@@ -38,6 +42,8 @@ struct ShardingContext {
   // communication cost (0: communication not costed).
   double local_bytes_per_s = 0;
   double network_bytes_per_s = 0;
+  // The GPU's link to host memory, per direction, for tables whose rows live there (0: none).
+  double host_link_bytes_per_s = 0;
 };
 
 struct RankLoad {
@@ -49,8 +55,12 @@ struct RankLoad {
   double update_bytes = 0;
   double lookup_seconds = 0;
   double update_seconds = 0;
-  double parameter_bytes = 0;  // embedding shards and hot-row copies held
-  double optimizer_bytes = 0;
+  double parameter_bytes = 0;  // embedding shards, hot-row copies and row caches held in HBM
+  double optimizer_bytes = 0;  // in HBM
+  // Tables in host memory (storage uvm, uvm_caching): the rows and state this GPU's shards keep
+  // there, and the bytes its kernels move over its host link per step (both directions).
+  double host_bytes = 0;
+  double host_link_bytes = 0;
   double dense_bytes = 0;  // dense parameters and their optimizer state
   double activation_bytes = 0;
   double buffer_bytes = 0;        // all-to-all buffers
@@ -84,6 +94,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
 
 // Every GPU whose memory exceeds HBM capacity: "GPU r needs X GB, has Y GB".
 std::vector<std::string> memory_overflows(const ShardCosts& costs, const GpuSpec& gpu);
+// The same, then every node whose GPUs keep more in host memory (storage uvm, uvm_caching) than
+// the node has (host.memory, when the cluster gives it): "node n keeps X GB ...".
+std::vector<std::string> memory_overflows(const ShardCosts& costs, const ClusterSpec& cluster);
 
 // Uniform plans: every table with one strategy. Table-wise places tables on the least loaded GPU,
 // largest expected cost first. `group_size` 0 means the whole world (no 2D).

@@ -1,6 +1,8 @@
 // Sharding costs on small models whose numbers can be worked out by hand.
 #include "models/sharding/sharding_plan.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "models/spec/config_error.h"
@@ -305,6 +307,47 @@ TEST(ShardingPlanTest, TorchrecPlannerSplitsATableNoGpuCanHold) {
     EXPECT_NE(p.ranks[0], p.ranks[1]);
   }
   EXPECT_TRUE(memory_overflows(compute_shard_costs(plan, ctx), ctx.gpu).empty());
+}
+
+TEST(ShardingPlanTest, TablesInHostMemoryReadTheirRowsOverTheHostLink) {
+  // Table 0 on GPU 1, table 1 on GPU 2 of 4 (batch 100, 2 ids per sample: 800 lookups of 32-byte
+  // rows each, 1000 (1 - 0.999^800) = 550.8 distinct), Adagrad state 8 x 4 = 32 B per row, a
+  // host link of 1 MB/s (so the host link sets every time). Each kernel also pays its launch.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  m.embedding_optimizer = {OptimizerKind::kAdagrad, 4};
+  ShardingContext ctx = context(m, 4);
+  ctx.host_link_bytes_per_s = 1e6;
+  const double launch = to_seconds(ctx.gpu.kernel_launch_latency);
+  const double unique = 1000 * (1 - std::pow(1 - 1e-3, 800));
+  const ShardingPlan plan{
+      "tw", 4, {{ShardingStrategy::kTableWise, {1}, 0}, {ShardingStrategy::kTableWise, {2}, 0}}};
+  // uvm: the forward reads 800 x 32 B over the link, the backward reads and writes each distinct
+  // row and its state (550.8 x 64 B each way, at once).
+  m.tables[0].storage = EmbeddingStorage::kUvm;
+  // uvm_caching, 0.2 of the rows cached: uniform ids miss 0.8 of the distinct rows, copied in
+  // (550.8 x 0.8 x 32 B) before the lookup; the state stays on the host (550.8 x 32 B each way).
+  m.tables[1].storage = EmbeddingStorage::kUvmCaching;
+  m.tables[1].cache_load_factor = 0.2;
+  const ShardCosts c = compute_shard_costs(plan, ctx);
+  const RankLoad& uvm = c.ranks[1];
+  EXPECT_NEAR(uvm.lookup_seconds, launch + 800 * 32 / 1e6, 1e-12);
+  EXPECT_NEAR(uvm.update_seconds, launch + unique * 64 / 1e6, 1e-9);
+  EXPECT_DOUBLE_EQ(uvm.parameter_bytes, 0);  // nothing in HBM
+  EXPECT_DOUBLE_EQ(uvm.optimizer_bytes, 0);
+  EXPECT_DOUBLE_EQ(uvm.host_bytes, 1000 * 64);
+  const RankLoad& cached = c.ranks[2];
+  // Its forward: the copy, then the kernel on HBM (as the same table in HBM runs it).
+  m.tables[1].storage = EmbeddingStorage::kHbm;
+  const RankLoad in_hbm = compute_shard_costs(plan, ctx).ranks[2];
+  EXPECT_NEAR(cached.lookup_seconds, in_hbm.lookup_seconds + unique * 0.8 * 32 / 1e6, 1e-9);
+  EXPECT_NEAR(cached.update_seconds, launch + unique * 32 / 1e6, 1e-9);
+  EXPECT_DOUBLE_EQ(cached.parameter_bytes, 0.2 * 1000 * 32);  // the cache
+  EXPECT_DOUBLE_EQ(cached.optimizer_bytes, 0);
+  EXPECT_DOUBLE_EQ(cached.host_bytes, 1000 * 64);
+  // Without a host link there is nowhere to read them from.
+  ctx.host_link_bytes_per_s = 0;
+  m.tables[1].storage = EmbeddingStorage::kUvmCaching;
+  EXPECT_THROW(compute_shard_costs(plan, ctx), ConfigError);
 }
 
 }  // namespace

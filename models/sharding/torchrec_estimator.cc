@@ -11,6 +11,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kHbmMemBw = 897 * kGiB;
 constexpr double kIntraNodeBandwidth = 600 * kGiB;
 constexpr double kCrossNodeBandwidth = 12.5 * kGiB;
+constexpr double kHbmToDdrMemBw = 32 * kGiB;
 constexpr double kIdBytes = 8;                    // BIGINT_DTYPE
 constexpr double kMinReadElements = 32;           // max(D, 32)
 constexpr double kBwdComputeMultiplier = 2;       // BWD_COMPUTE_MULTIPLIER
@@ -28,13 +29,14 @@ void add_to(std::vector<TorchrecPerf>& ranks, const std::vector<int>& holders,
     ranks[r].fwd_comms += perf.fwd_comms;
     ranks[r].bwd_compute += perf.bwd_compute;
     ranks[r].bwd_comms += perf.bwd_comms;
+    ranks[r].prefetch += perf.prefetch;
   }
 }
 
 }  // namespace
 
 TorchrecTopology TorchrecTopology::defaults() {
-  return {kHbmMemBw, kIntraNodeBandwidth, kCrossNodeBandwidth};
+  return {kHbmMemBw, kIntraNodeBandwidth, kCrossNodeBandwidth, kHbmToDdrMemBw};
 }
 
 TorchrecTopology TorchrecTopology::of(const ShardingContext& context) {
@@ -43,7 +45,8 @@ TorchrecTopology TorchrecTopology::of(const ShardingContext& context) {
   auto or_default = [](double v, double fallback) { return v > 0 ? v : fallback; };
   return {or_default(context.gpu.hbm_bandwidth_bytes_per_s, d.hbm_bytes_per_s),
           or_default(context.local_bytes_per_s, d.intra_node_bytes_per_s),
-          or_default(context.network_bytes_per_s, d.cross_node_bytes_per_s)};
+          or_default(context.network_bytes_per_s, d.cross_node_bytes_per_s),
+          or_default(context.host_link_bytes_per_s, d.hbm_to_ddr_bytes_per_s)};
 }
 
 std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
@@ -54,8 +57,30 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
   const int local = std::min(world, context.gpus_per_node);
   const double b = context.batch_per_gpu;
   const double a2a_bytes = dtype_bytes(context.communication_dtype);
-  // FUSED kernels: the device's HBM (kernel_bw_lookup).
-  const double device_bw = topo.hbm_bytes_per_s;
+  // kernel_bw_lookup on CUDA: FUSED at HBM; FUSED_UVM at HBM_TO_DDR / 10; FUSED_UVM_CACHING at
+  // (ratio HBM + (1 - ratio) HBM_TO_DDR) / 10, the ratio its cache load factor (costed as FUSED
+  // only under a prefetch pipeline, which trainsim does not model for caches).
+  auto device_bw_of = [&topo](const EmbeddingTableSpec& t) {
+    switch (t.storage) {
+      case EmbeddingStorage::kHbm:
+        break;
+      case EmbeddingStorage::kUvm:
+        return topo.hbm_to_ddr_bytes_per_s / 10;
+      case EmbeddingStorage::kUvmCaching:
+        return (t.cache_load_factor * topo.hbm_bytes_per_s +
+                (1 - t.cache_load_factor) * topo.hbm_to_ddr_bytes_per_s) /
+               10;
+    }
+    return topo.hbm_bytes_per_s;
+  };
+  // A cached table's prefetch: expected misses (miss rate x distinct ids of the `lookups`) x D x
+  // s over HBM_TO_DDR, per shard that sees `lookups`.
+  auto prefetch_of = [&topo](const EmbeddingTableSpec& t, double lookups, double dim) {
+    if (t.storage != EmbeddingStorage::kUvmCaching) return 0.0;
+    const double unique = t.access.expected_unique(lookups);
+    const double miss = t.access.lru_miss_ratio(lookups, t.cache_load_factor * t.rows, 1, t.rows);
+    return miss * unique * dim * dtype_bytes(t.dtype) / topo.hbm_to_ddr_bytes_per_s;
+  };
   // BasicCommsBandwidths: inside a node while the collective's ranks fit in one, else across;
   // all-reduce across nodes at one NIC per GPU of the node.
   auto comm_bw = [&](int ranks) {
@@ -71,6 +96,7 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
     const double inputs = t.pooling * b;
     const double outputs = t.sequence ? inputs : b;
     const auto shards = static_cast<double>(p.ranks.size());
+    const double device_bw = device_bw_of(t);
     switch (p.strategy) {
       case ShardingStrategy::kTableWise:
       case ShardingStrategy::kColumnWise: {
@@ -84,6 +110,7 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
         perf.fwd_comms = outputs * world * dim * a2a_bytes / comm_bw(world);
         perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute;
         perf.bwd_comms = perf.fwd_comms;
+        perf.prefetch = prefetch_of(t, inputs * world, dim);
         add_to(ranks, p.ranks, perf);
         break;
       }
@@ -110,6 +137,8 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
         perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute +
                            out_bytes * kBatchedCopyPerfFactor / device_bw;
         perf.bwd_comms = perf.fwd_comms;
+        // The prefetch over the shards: /W for RW, /Wl for TWRW.
+        perf.prefetch = prefetch_of(t, inputs * world, t.dim) / shards;
         add_to(ranks, p.ranks, perf);
         break;
       }
@@ -126,6 +155,7 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
         perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute +
                            table_bytes * kDpElementwisePerfFactor / device_bw;
         perf.bwd_comms = reduce;
+        perf.prefetch = prefetch_of(t, inputs, t.dim);
         add_to(ranks, p.ranks, perf);
         break;
       }

@@ -1,6 +1,8 @@
 // TorchRec's planner estimate, worked by hand from its formulas on one small table.
 #include "models/sharding/torchrec_estimator.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 namespace trainsim::models {
@@ -68,6 +70,30 @@ TEST(TorchrecEstimatorTest, RowWiseColumnWiseAndDataParallelByHand) {
   EXPECT_DOUBLE_EQ(dp[0].fwd_comms, 0.0);
   EXPECT_DOUBLE_EQ(dp[0].bwd_comms, 2.56e-5);
   EXPECT_DOUBLE_EQ(dp[0].bwd_compute, 2 * 1.552e-7 + 4.72064e-6);
+}
+
+TEST(TorchrecEstimatorTest, TablesInHostMemoryAtTheBandwidthBlendByHand) {
+  // The table-wise case above (310,400 B of forward bytes) with the host link at 10 GB/s.
+  OneTable c;
+  c.topology.hbm_to_ddr_bytes_per_s = 1e10;
+  // FUSED_UVM: HBM_TO_DDR / 10 = 1 GB/s: 310.4 us forward, twice that backward.
+  c.model.tables[0].storage = EmbeddingStorage::kUvm;
+  const auto uvm = c.estimate(ShardingStrategy::kTableWise, {0});
+  EXPECT_DOUBLE_EQ(uvm[0].fwd_compute, 3.104e-4);
+  EXPECT_DOUBLE_EQ(uvm[0].bwd_compute, 6.208e-4);
+  EXPECT_DOUBLE_EQ(uvm[0].prefetch, 0.0);
+  // FUSED_UVM_CACHING at load factor 0.2: (0.2 x 1e12 + 0.8 x 1e10) / 10 = 20.8 GB/s, and the
+  // prefetch of the missed rows: 400 uniform lookups over 1000 rows hit 1000 (1 - 0.999^400)
+  // distinct rows, of which a 200-row LRU cache misses 0.8 (1 - 200/1000), 512 B each over
+  // 10 GB/s.
+  c.model.tables[0].storage = EmbeddingStorage::kUvmCaching;
+  c.model.tables[0].cache_load_factor = 0.2;
+  const auto cached = c.estimate(ShardingStrategy::kTableWise, {0});
+  EXPECT_DOUBLE_EQ(cached[0].fwd_compute, 310400 / 2.08e10);
+  EXPECT_NEAR(cached[0].prefetch, 0.8 * 1000 * (1 - std::pow(0.999, 400)) * 512 / 1e10, 1e-12);
+  EXPECT_DOUBLE_EQ(cached[0].total(), cached[0].fwd_compute + cached[0].fwd_comms +
+                                          cached[0].bwd_compute + cached[0].bwd_comms +
+                                          cached[0].prefetch);
 }
 
 }  // namespace

@@ -177,6 +177,45 @@ double AccessDistribution::base_mass(double first, double last) const {
   return 0.0;
 }
 
+double AccessDistribution::lru_miss_ratio(double lookups, double cache_rows, double first,
+                                          double last) const {
+  first = std::max(first, 1.0);
+  last = std::min(last, rows_);
+  const double rows = last - first + 1;
+  if (rows <= 0 || lookups <= 0 || cache_rows >= rows) return 0.0;
+  if (cache_rows <= 0) return 1.0;
+  const std::array<double, 4> key{lookups, cache_rows, first, last};
+  {
+    const std::lock_guard<std::mutex> lock(cache_->mutex);
+    for (const auto& [k, ratio] : cache_->miss_ratios) {
+      if (k == key) return ratio;
+    }
+  }
+  auto unique = [&](double n) { return expected_unique(n, first, last); };
+  // U(n) <= n and U grows to `rows` > cache_rows: bracket n_C from cache_rows up, then bisect
+  // (in log n) to 1e-12 relative.
+  double lo = cache_rows, hi = cache_rows;
+  while (unique(hi) < cache_rows) {
+    lo = hi;
+    hi *= 2;
+    // Rows that are never looked up (a histogram without a tail) can leave the cache larger
+    // than every row that is: then it misses nothing.
+    if (hi > 1e300) return 0.0;
+  }
+  while (hi > lo * (1 + 1e-12)) {
+    const double mid = std::sqrt(lo * hi);
+    (unique(mid) < cache_rows ? lo : hi) = mid;
+  }
+  const double batch = unique(lookups);
+  const double ratio =
+      batch > 0 ? std::clamp((unique(hi + lookups) - unique(hi)) / batch, 0.0, 1.0) : 0.0;
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  constexpr std::size_t kKept = 64;
+  if (cache_->miss_ratios.size() >= kKept) cache_->miss_ratios.erase(cache_->miss_ratios.begin());
+  cache_->miss_ratios.emplace_back(key, ratio);
+  return ratio;
+}
+
 double AccessDistribution::base_expected_unique(double lookups, double first, double last) const {
   first = std::max(first, 1.0);
   last = std::min(last, rows_);

@@ -4,6 +4,7 @@
 // deduplication), and the load each shard gets when rows are placed by hashing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,15 @@ class AccessDistribution {
   double expected_unique(double lookups, double first, double last) const;
   double expected_unique(double lookups) const { return expected_unique(lookups, 1, rows_); }
 
+  // An LRU cache of `cache_rows` of the rows of ranks [first, last], looked up `lookups` times
+  // per batch, batches drawn independently: the expected share of a batch's distinct rows that
+  // the cache does not hold, by Che's approximation (Che, Tung and Wang, IEEE JSAC 20(7), 2002).
+  // A row is cached while it was hit within the cache's characteristic time of n_C lookups, the
+  // lookups whose distinct rows fill it, U(n_C) = cache_rows (U: expected_unique over the ranks);
+  // a batch's row is missed if it was not hit in the n_C lookups before, so a batch misses
+  // U(n_C + lookups) - U(n_C) of its U(lookups) rows. Uniform ids: 1 - cache_rows / rows.
+  double lru_miss_ratio(double lookups, double cache_rows, double first, double last) const;
+
   // The share of lookups each of `shards` shards receives when rows are placed by a hash of the
   // row (rank): the `exact_head` most popular rows are hashed explicitly, the rest spread evenly.
   std::vector<double> hashed_shard_mass(int shards, std::uint64_t salt,
@@ -83,6 +93,8 @@ class AccessDistribution {
     std::mutex mutex;
     Rows probability;                           // p_k for ranks 1..size
     std::vector<std::pair<double, Rows>> hits;  // 1 - (1 - p_k)^n, by n (most recent last)
+    // lru_miss_ratio's answers: (lookups, cache rows, first, last) -> ratio.
+    std::vector<std::pair<std::array<double, 4>, double>> miss_ratios;
   };
   Rows head_probabilities(std::size_t count) const;
   Rows head_hits(double lookups, std::size_t count) const;

@@ -168,5 +168,45 @@ TEST(AccessDistributionTest, HotSetWithAUniformTailByHand) {
   EXPECT_NEAR(total, 1.0, 1e-12);
 }
 
+TEST(AccessDistributionTest, LruMissRatioOfUniformIdsIsTheShareNotCached) {
+  // Uniform over R rows: U(n) = R (1 - (1 - 1/R)^n). Che's characteristic time n_C has
+  // (1 - 1/R)^n_C = 1 - C/R, so a batch of L lookups misses
+  // U(n_C + L) - U(n_C) = (R - C)(1 - (1 - 1/R)^L) of its U(L) = R (1 - (1 - 1/R)^L) rows:
+  // 1 - C/R whatever L. R = 1e6, C = 2e5: 0.8.
+  const AccessDistribution d = AccessDistribution::uniform(1e6);
+  for (const double lookups : {1e3, 1e5, 1e7}) {
+    EXPECT_NEAR(d.lru_miss_ratio(lookups, 2e5, 1, 1e6), 0.8, 1e-6) << lookups;
+  }
+  // A cache of every row misses nothing; a cache of none misses everything.
+  EXPECT_EQ(d.lru_miss_ratio(1e5, 1e6, 1, 1e6), 0.0);
+  EXPECT_EQ(d.lru_miss_ratio(1e5, 0, 1, 1e6), 1.0);
+  // Over ranks 500,001..1,000,000 only (500,000 rows), a cache of 100,000 of them misses 0.8.
+  EXPECT_NEAR(d.lru_miss_ratio(1e5, 1e5, 500001, 1e6), 0.8, 1e-6);
+}
+
+TEST(AccessDistributionTest, LruMissRatioOfAHotSetByHand) {
+  // 100 hot rows with 90% of the lookups and 900 cold ones: a cache of 100 rows. With
+  // U(n) = 100 (1 - (1 - 0.009)^n) + 900 (1 - (1 - 0.1/900)^n), n_C solves U(n_C) = 100 (worked
+  // here by bisection, independently of the code), and a batch of 50 lookups misses
+  // (U(n_C + 50) - U(n_C)) / U(50).
+  auto u = [](double n) {
+    return 100 * (1 - std::pow(1 - 0.009, n)) + 900 * (1 - std::pow(1 - 0.1 / 900, n));
+  };
+  double lo = 1, hi = 1e6;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (u(mid) < 100 ? lo : hi) = mid;
+  }
+  const double expected = (u(hi + 50) - u(hi)) / u(50);
+  const AccessDistribution d = AccessDistribution::hot_set(1000, 100, 0.9);
+  EXPECT_NEAR(d.lru_miss_ratio(50, 100, 1, 1000), expected, 1e-9);
+  // The hot rows are mostly cached: far fewer misses than a uniform table's 0.9.
+  EXPECT_LT(expected, 0.5);
+  // Rows that are never looked up cannot fill the cache: a histogram of 10 rows over 1000 (no
+  // tail) with a cache of 10 rows misses nothing.
+  const AccessDistribution head = AccessDistribution::histogram(1000, {5, 4, 3, 2, 1, 1, 1, 1, 1, 1}, 0);
+  EXPECT_NEAR(head.lru_miss_ratio(20, 10, 1, 1000), 0.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace trainsim::models

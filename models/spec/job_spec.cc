@@ -25,6 +25,11 @@ JobSpec job_with_plan(JobSpec job, const ShardingPlan& plan,
   job.sharding = "plan";
   job.group = ShardingGroup::of(plan.group_size);
   job.hot_rows = 0;  // each table's own, below
+  // Where a listed table's rows live is the job's choice, not the plan's: it stays.
+  std::vector<std::pair<std::string, EmbeddingStorage>> storage;
+  for (const PlannedTable& t : job.plan) {
+    if (t.storage) storage.emplace_back(t.table, *t.storage);
+  }
   job.plan.clear();
   for (std::size_t i = 0; i < plan.tables.size(); ++i) {
     const TablePlacement& p = plan.tables[i];
@@ -33,6 +38,9 @@ JobSpec job_with_plan(JobSpec job, const ShardingPlan& plan,
     t.strategy = p.strategy;
     t.gpus = p.ranks;
     if (p.hot_rows > 0) t.hot_rows = p.hot_rows;
+    for (const auto& [name, where] : storage) {
+      if (name == t.table) t.storage = where;
+    }
     job.plan.push_back(t);
   }
   return job;

@@ -38,6 +38,7 @@ struct PlannedTable {
   ShardingStrategy strategy = ShardingStrategy::kTableWise;
   std::vector<int> gpus;  // group-local GPUs; empty: the strategy's default
   std::optional<double> hot_rows;
+  std::optional<EmbeddingStorage> storage;  // unset: the job's
   SourceLocation location;
 };
 
@@ -58,6 +59,10 @@ struct JobSpec {
   // strategy hugectr: tables smaller than this are replicated (its dp_sharding_threshold).
   double data_parallel_below_bytes = 0;
   std::vector<PlannedTable> plan;
+  // Where the tables' rows live (a listed table may say otherwise), and the share of a cached
+  // table's rows its HBM cache holds (TorchRec's and FBGEMM's default cache load factor, 0.2).
+  EmbeddingStorage storage = EmbeddingStorage::kHbm;
+  double cache_load_factor = 0.2;
   SourceLocation sharding_location;
   std::optional<Dtype> embedding_communication;  // all-to-all payload (overrides the model)
   Dtype embedding_sync = Dtype::kFp32;           // replica and replicated-row gradient all-reduces

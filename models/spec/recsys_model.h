@@ -13,6 +13,7 @@
 #include "models/spec/dtype.h"
 #include "models/spec/enum_names.h"
 #include "models/spec/runtime_spec.h"
+#include "models/spec/sharding_spec.h"
 
 namespace trainsim::models {
 
@@ -26,6 +27,10 @@ struct EmbeddingTableSpec {
   AccessDistribution access = AccessDistribution::uniform(1);
   std::string access_file;  // a histogram's file, as the model file's directory resolves it
   SourceLocation location;
+  // Where the rows live and, for a cached table, the share of its rows the HBM cache holds: the
+  // job's sharding section sets them (sharding.storage, sharding.cache_load_factor).
+  EmbeddingStorage storage = EmbeddingStorage::kHbm;
+  double cache_load_factor = 0.2;
 
   double row_bytes() const { return dim * dtype_bytes(dtype); }
   double bytes() const { return rows * row_bytes(); }

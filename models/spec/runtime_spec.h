@@ -31,6 +31,7 @@ struct HostSpec {
   int cpu_cores = 0;
   // NCCL's tuning reads the CPU vendor (its network overhead and low-latency bandwidth caps).
   CpuVendor cpu_vendor = CpuVendor::kIntel;
+  double memory_bytes = 0.0;  // system memory per node (0: unknown)
 };
 
 // Failures: each node fails independently with this mean time between failures; the job then

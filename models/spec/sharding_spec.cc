@@ -12,6 +12,13 @@ const EnumNames<ShardingStrategy>& strategy_names() {
   return names;
 }
 
+const EnumNames<EmbeddingStorage>& storage_names() {
+  static const EnumNames<EmbeddingStorage> names = {{EmbeddingStorage::kHbm, "hbm"},
+                                                    {EmbeddingStorage::kUvm, "uvm"},
+                                                    {EmbeddingStorage::kUvmCaching, "uvm_caching"}};
+  return names;
+}
+
 std::string_view strategy_name(ShardingStrategy strategy) {
   return strategy_names().name(strategy);
 }

@@ -18,6 +18,13 @@ std::string_view strategy_name(ShardingStrategy strategy);
 std::optional<ShardingStrategy> parse_strategy(std::string_view name);
 const std::vector<ShardingStrategy>& all_strategies();
 
+// Where a table's rows live, as FBGEMM's table-batched kernels place them (TorchRec's compute
+// kernels FUSED, FUSED_UVM, FUSED_UVM_CACHING): in HBM; in host memory, every looked-up row read
+// over the GPU's host link (unified memory); or in host memory with an HBM cache of some of the
+// rows, the rows a batch misses copied in (and the evicted ones written back) before the lookup.
+enum class EmbeddingStorage { kHbm, kUvm, kUvmCaching };
+const EnumNames<EmbeddingStorage>& storage_names();  // "hbm", "uvm", "uvm_caching"
+
 struct TablePlacement {
   ShardingStrategy strategy = ShardingStrategy::kTableWise;
   // Group-local ranks holding the table's shards: one for table-wise, the group (or a node of it)

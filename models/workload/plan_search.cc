@@ -47,7 +47,7 @@ std::vector<RankedPlan> rank_sharding_plans(const ClusterSpec& cluster,
       ranked.push_back(std::move(r));
       continue;
     }
-    const auto overflows = memory_overflows(r.costs, cluster.gpu);
+    const auto overflows = memory_overflows(r.costs, cluster);
     if (!overflows.empty()) {
       r.fits = false;
       r.overflow = overflows.front();

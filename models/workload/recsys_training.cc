@@ -68,6 +68,29 @@ ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec
                                const JobSpec& job, int nodes) {
   ShardingContext c;
   c.model = &model;
+  // Where the job keeps each table's rows (the job's storage, or a listed table's own).
+  auto storage_of = [&job](const std::string& table) {
+    for (const PlannedTable& p : job.plan) {
+      if (p.table == table && p.storage) return *p.storage;
+    }
+    return job.storage;
+  };
+  bool deployed = false;
+  for (const EmbeddingTableSpec& t : model.tables) {
+    deployed = deployed || storage_of(t.name) != t.storage ||
+               (storage_of(t.name) == EmbeddingStorage::kUvmCaching &&
+                job.cache_load_factor != t.cache_load_factor);
+  }
+  if (deployed) {
+    auto copy = std::make_shared<RecsysModelSpec>(model);
+    for (EmbeddingTableSpec& t : copy->tables) {
+      t.storage = storage_of(t.name);
+      t.cache_load_factor = job.cache_load_factor;
+    }
+    c.deployed_model = copy;
+    c.model = copy.get();
+  }
+  c.host_link_bytes_per_s = cluster.host_link_bytes_per_s();
   c.world = nodes * cluster.gpus_per_node;
   c.gpus_per_node = cluster.gpus_per_node;
   c.batch_per_gpu = job_batch_per_gpu(job, c.world);
@@ -84,10 +107,10 @@ ShardingContext recsys_context(const ClusterSpec& cluster, const RecsysModelSpec
 
 namespace {
 
-// Throws ConfigError (at the job's sharding) if the plan does not fit in HBM.
+// Throws ConfigError (at the job's sharding) if the plan does not fit in HBM (or host memory).
 void check_plan_fits(const JobSpec& job, const ShardingPlan& plan, const ShardCosts& costs,
-                     const GpuSpec& gpu, int nodes) {
-  const auto overflows = memory_overflows(costs, gpu);
+                     const ClusterSpec& cluster, int nodes) {
+  const auto overflows = memory_overflows(costs, cluster);
   if (!overflows.empty()) {
     std::string message = "the sharding plan '" + plan.name + "' does not fit on " +
                           std::to_string(nodes) + " node(s): " + overflows.front();
@@ -399,7 +422,7 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
   const ShardingContext context = recsys_context(cluster, model, job, nodes);
   const ShardingPlan plan = given ? *given : job_plan(cluster, model, job, nodes, options);
   const ShardCosts costs = compute_shard_costs(plan, context);
-  check_plan_fits(job, plan, costs, cluster.gpu, nodes);
+  check_plan_fits(job, plan, costs, cluster, nodes);
   if (details) *details = {plan, costs, context.batch_per_gpu};
 
   StepRunner runner(cluster, nodes, options, /*input_copies=*/true);

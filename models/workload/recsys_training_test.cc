@@ -320,5 +320,41 @@ TEST(RecsysTrainingTest, CudaGraphsRemoveTheLaunchCost) {
   EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, 8128 - 2000, 0.01);
 }
 
+TEST(RecsysTrainingTest, TablesThatDoNotFitInHbmRunFromHostMemory) {
+  // DLRM-DCNv2 (about 105 GB of rows, as many of Adagrad state) on one DGX H100 node whose GPUs
+  // had 16 GB each: in HBM no plan fits; with every table in host memory behind a cache of 0.2 of
+  // its rows it runs, its lookups slower by the rows copied over the host link.
+  ClusterSpec cluster = dgx_h100();
+  cluster.gpu.hbm_capacity_bytes = 16e9;
+  const RecsysModelSpec model = dlrm_dcnv2();
+  StepSimulationOptions analytic;
+  analytic.network = NetworkModel::kAnalytic;
+  JobSpec j = job(8192, "row_wise");
+  EXPECT_THROW(simulate_recsys_training(cluster, model, j, 1, analytic), ConfigError);
+  j.storage = EmbeddingStorage::kUvmCaching;
+  const ShardingContext context = recsys_context(cluster, model, j, 1);
+  ASSERT_NE(context.model, &model);  // the job's deployment of the model
+  EXPECT_EQ(context.model->tables[0].storage, EmbeddingStorage::kUvmCaching);
+  EXPECT_DOUBLE_EQ(context.model->tables[0].cache_load_factor, 0.2);
+  const ShardCosts costs = compute_shard_costs(resolve_sharding(j, context), context);
+  EXPECT_TRUE(memory_overflows(costs, cluster.gpu).empty());
+  EXPECT_GT(costs.ranks[0].host_bytes, 25e9);  // an eighth of the 210 GB per GPU
+  const Time cached = simulate_recsys_training(cluster, model, j, 1, analytic).step_time;
+  // The node's 2 TB of system memory holds the 210 GB; 100 GB would not.
+  EXPECT_DOUBLE_EQ(cluster.host.memory_bytes, 2e12);
+  ClusterSpec small_host = cluster;
+  small_host.host.memory_bytes = 100e9;
+  EXPECT_EQ(memory_overflows(costs, small_host).size(), 1u);
+  EXPECT_THROW(simulate_recsys_training(small_host, model, j, 1, analytic), ConfigError);
+  // A table the job lists keeps its own storage: one table back in HBM.
+  j.plan.push_back({.table = model.tables[0].name, .strategy = ShardingStrategy::kRowWise,
+                    .storage = EmbeddingStorage::kHbm});
+  EXPECT_EQ(recsys_context(cluster, model, j, 1).model->tables[0].storage, EmbeddingStorage::kHbm);
+  cluster.gpu.hbm_capacity_bytes = 80e9;
+  j = job(8192, "row_wise");
+  const Time in_hbm = simulate_recsys_training(cluster, model, j, 1, analytic).step_time;
+  EXPECT_GT(to_seconds(cached), to_seconds(in_hbm) * 1.05);
+}
+
 }  // namespace
 }  // namespace trainsim::models
