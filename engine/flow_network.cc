@@ -98,7 +98,7 @@ void FlowNetwork::activate(FlowId id) {
       rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows.size()));
     }
     f.rate = rate;
-    schedule_completion(id, sim_.now() + transfer_time(f.remaining_bytes, rate));
+    schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, rate)));
     request_solve(/*immediate=*/false);
   } else {
     request_solve(/*immediate=*/true);
@@ -227,7 +227,7 @@ void FlowNetwork::solve() {
     f.last_update = now;
     f.rate = rate;
     ++counters_.flows_rerated;
-    schedule_completion(id, now + transfer_time(f.remaining_bytes, f.rate));
+    schedule_completion(id, time_after(now, transfer_time(f.remaining_bytes, f.rate)));
   }
 }
 

@@ -23,8 +23,7 @@ EventHandle Simulation::schedule_at(Time time, EventCallback callback) {
 
 EventHandle Simulation::schedule_in(Time delay, EventCallback callback) {
   TRAINSIM_ASSERT(delay >= 0, "negative delay");
-  TRAINSIM_ASSERT(delay <= kTimeMax - now_, "simulated time overflow");
-  return queue_->push(now_ + delay, std::move(callback));
+  return queue_->push(time_after(now_, delay), std::move(callback));
 }
 
 bool Simulation::reschedule(EventHandle handle, Time time) {

@@ -1,5 +1,6 @@
 #include "engine/simulation.h"
 
+#include <cmath>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -87,6 +88,31 @@ TEST(SimulationTest, RandomStreamsDependOnlyOnSeedAndStreamId) {
   EXPECT_NE(other_seed.rng(1)(), a1);
 }
 
+
+TEST(SimulationTest, TimesTheClockCannotHoldAreRangeErrors) {
+  // The clock counts picoseconds in an int64: 9.2e6 s (106 days) at most. Negative, NaN or
+  // larger durations are refused as bad input, naming what they measure when told.
+  EXPECT_EQ(time_from_seconds(1.5e-9), 1500);
+  EXPECT_EQ(time_from_seconds(kMaxSeconds), static_cast<Time>(9.2e18));
+  EXPECT_THROW(time_from_seconds(-1e-12), TimeRangeError);
+  EXPECT_THROW(time_from_seconds(std::nan("")), TimeRangeError);
+  EXPECT_THROW(time_from_seconds(1e7), TimeRangeError);
+  try {
+    time_from_seconds(1e300, "a transfer");
+    ADD_FAILURE();
+  } catch (const TimeRangeError& e) {
+    EXPECT_EQ(e.seconds(), 1e300);
+    EXPECT_EQ(std::string(e.what()).rfind("a transfer: a simulated time of 1e+300 s is out of", 0),
+              0u)
+        << e.what();
+  }
+  // An event a long delay after a late instant would pass the clock's end.
+  Simulation sim;
+  sim.schedule_at(time_from_seconds(9e6), [] {});
+  sim.run();
+  EXPECT_THROW(sim.schedule_in(time_from_seconds(9e6), [] {}), TimeRangeError);
+  EXPECT_EQ(time_after(1, 2), 3);
+}
 
 }  // namespace
 }  // namespace trainsim

@@ -5,7 +5,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 namespace trainsim {
 
@@ -43,10 +47,43 @@ inline constexpr double to_milliseconds(Time t) { return static_cast<double>(t) 
 // Largest number of seconds that converts to a Time without overflow.
 inline constexpr double kMaxSeconds = 9.2e6;
 
-// Rounds to the nearest picosecond. Callers guarantee 0 <= seconds <= kMaxSeconds (checked by
-// the TRAINSIM_ASSERT in time_from_seconds_checked for internal use).
-inline Time time_from_seconds(double seconds) {
+// A duration or an instant the simulated clock cannot hold (negative, not a number, or beyond
+// kMaxSeconds, about 106 days): it comes from the inputs (a rate near zero, a size far too large,
+// a unit forgotten), so it is bad input, not a bug.
+class TimeRangeError : public std::range_error {
+ public:
+  // `what` names the quantity and the inputs it comes from, for the message.
+  explicit TimeRangeError(double seconds, std::string_view what = {})
+      : std::range_error(describe(seconds, what)), seconds_(seconds) {}
+  double seconds() const { return seconds_; }
+
+ private:
+  static std::string describe(double seconds, std::string_view what) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "a simulated time of %g s is out of the simulator's range (0 to %g s, about 106 "
+                  "days)",
+                  seconds, kMaxSeconds);
+    return what.empty() ? std::string(text) : std::string(what) + ": " + text;
+  }
+  double seconds_;
+};
+
+// Rounds to the nearest picosecond; throws TimeRangeError outside 0..kMaxSeconds, naming `what`
+// (the quantity and the inputs it comes from) when given.
+inline Time time_from_seconds(double seconds, std::string_view what = {}) {
+  if (!(seconds >= 0.0 && seconds <= kMaxSeconds)) [[unlikely]] {
+    throw TimeRangeError(seconds, what);
+  }
   return static_cast<Time>(std::llround(seconds * kPicosecondsPerSecond));
+}
+
+// `t + d` for d >= 0; throws TimeRangeError where the sum would pass the clock's largest time.
+inline Time time_after(Time t, Time d) {
+  if (d > std::numeric_limits<Time>::max() - t) [[unlikely]] {
+    throw TimeRangeError(to_seconds(t) + to_seconds(d));
+  }
+  return t + d;
 }
 
 // Time to move `bytes` at `bytes_per_s`, rounded to the nearest picosecond.

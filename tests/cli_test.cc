@@ -201,6 +201,38 @@ TEST(CliTest, NumbersThatAreNotFiniteAreRefusedAtTheirOption) {
       << plan.err;
 }
 
+TEST(CliTest, QuantitiesThatWouldOverflowTheClockAreBadInput) {
+  // Each used to overflow a picosecond count or trip an internal check (exit 3). A value outside
+  // its dimension's bounds is refused at its key; a combination of in-range values that still
+  // gives a time the clock cannot hold names what it is (exit 2 either way).
+  const std::string dense = kSourceDir + "/configs/models/dense-mlp-1b.yaml";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"predict", "--set", "cluster.gpu.peak_flops.bf16=2"},
+       "--set: cluster.gpu.peak_flops.bf16=2: is too small: at least 1 GFLOP/s (a unit "
+       "forgotten?), got '2'"},
+      {{"predict", "--nodes", "2", "--set", "cluster.nic.bandwidth=1e-300"},
+       "--set: cluster.nic.bandwidth=1e-300: is too small: at least 1 MB/s (a unit forgotten?), "
+       "got '1e-300'"},
+      {{"predict", "--model", dense, "--set", "model.flops_per_example=1e300"},
+       "--set: model.flops_per_example=1e300: is too large: at most 1e24 FLOP, got '1e300'"},
+      {{"predict", "--set", "cluster.storage.shared_read_bandwidth=1 B/s"},
+       "--set: cluster.storage.shared_read_bandwidth=1 B/s: is too small: at least 1 MB/s"},
+      {{"predict", "--model", dense, "--set", "model.flops_per_example=1e24", "--set",
+        "cluster.gpu.peak_flops.bf16=1 GFLOP/s"},
+       "a GPU's compute per step (model.flops_per_example x the batch over "
+       "cluster.gpu.peak_flops): a simulated time of"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+}
+
 TEST(CliTest, ZeroGpusIsReported) {
   const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
   expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node", "positive whole number");
@@ -349,6 +381,33 @@ TEST(CollectiveCliTest, BadRequestsExitWithTwo) {
   EXPECT_EQ(run({"collective", "-b", "1X"}).status, 2);
   EXPECT_EQ(run({"collective", "-b", "8M", "-e", "1M"}).status, 2);
   EXPECT_EQ(run({"collective", "--gpus-per-node", "9"}).status, 2);
+}
+
+TEST(CalibrateCliTest, ALogWithAbsurdTimesStillCalibratesInRange) {
+  // Times that fall 900-fold as the size doubles pull the fit towards latencies beyond the
+  // simulator's clock (it used to stop there with exit 3): the search backs away from values it
+  // cannot run and writes a cluster that loads.
+  TempDir dir;
+  const std::string log = dir.write(
+      "absurd.log",
+      "# Collective test starting: all_reduce_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1   9000.0    0.12    0.21      0   "
+      "9000.0    0.12    0.21      0\n"
+      "     2097152        524288     float     sum      -1   5000.0    0.42    0.73      0   "
+      "5000.0    0.42    0.73      0\n"
+      "     4194304       1048576     float     sum      -1     10.0  419.43  733.0      0     "
+      "10.0  419.43  733.0      0\n"
+      "     8388608       2097152     float     sum      -1     11.0  762.6   1334.5     0     "
+      "11.0  762.6  1334.5      0\n");
+  const std::string output = dir.file("calibrated.yaml").string();
+  const Result r = run({"calibrate", "--cluster", kSourceDir + "/configs/clusters/dgx-h100.yaml",
+                        "--nccl-tests", log + "@1x8", "-o", output});
+  EXPECT_EQ(r.status, 0) << r.err;
+  // The written cluster predicts.
+  const Result predicted = run({"predict", "--cluster", output, "--nodes", "1"});
+  EXPECT_EQ(predicted.status, 0) << predicted.err;
 }
 
 TEST(CalibrateCliTest, BadLogsAreReportedWithFileAndLine) {

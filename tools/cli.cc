@@ -186,6 +186,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   } catch (const RoutingError& e) {
     err << "trainsim: error: the cluster's network is not connected: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const TimeRangeError& e) {
+    err << "trainsim: error: " << e.what()
+        << ": an input is far off (a rate near zero, a size far too large, a unit forgotten?)\n";
+    return kExitBadInput;
   } catch (const InternalError& e) {
     err << "trainsim: " << e.what() << "\nThis is a bug in trainsim; please report it.\n";
     return kExitInternalError;

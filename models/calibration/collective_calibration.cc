@@ -451,11 +451,19 @@ struct Objective : Eigen::DenseFunctor<double> {
         params(params) {}
 
   int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& residuals) const {
-    const auto clusters = apply(systems, params, x);
     Eigen::Index i = 0;
-    for (std::size_t s = 0; s < systems.size(); ++s) {
-      if (systems[s].runs.empty()) continue;
-      for (const FitRow& r : predict_runs(clusters[s], systems[s].runs)) residuals[i++] = residual(r);
+    try {
+      const auto clusters = apply(systems, params, x);
+      for (std::size_t s = 0; s < systems.size(); ++s) {
+        if (systems[s].runs.empty()) continue;
+        for (const FitRow& r : predict_runs(clusters[s], systems[s].runs))
+          residuals[i++] = residual(r);
+      }
+    } catch (const TimeRangeError&) {
+      // Values the simulator cannot run (a latency beyond its clock): far worse than any fit, so
+      // the search backs away from them.
+      constexpr double kOutOfRange = 50.0;
+      for (i = 0; i < residuals.size() - x.size(); ++i) residuals[i] = kOutOfRange;
     }
     for (Eigen::Index j = 0; j < x.size(); ++j) residuals[i++] = kPriorWeight * x[j];
     return 0;
@@ -566,7 +574,21 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
   TRAINSIM_ASSERT(rows > 0, "nothing to calibrate against");
   const Eigen::VectorXd x = minimize(systems, params, rows);
   JointCalibration out;
-  out.clusters = apply(systems, params, x);
+  try {
+    out.clusters = apply(systems, params, x);
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      if (!systems[s].runs.empty()) predict_runs(out.clusters[s], systems[s].runs);
+    }
+  } catch (const TimeRangeError& e) {
+    std::string source;
+    for (const SystemRuns& s : systems) {
+      if (!s.runs.empty() && source.empty()) source = s.runs.front().source;
+    }
+    throw ConfigError(source, 0, 0, "",
+                      std::string("the logs' times calibrate to a value the simulator cannot "
+                                  "run (") +
+                          e.what() + "): are they nccl-tests times in microseconds?");
+  }
   const std::vector<double> sigma = uncertainties(systems, params, rows, x);
   for (std::size_t j = 0; j < params.size(); ++j) {
     out.parameters.push_back(

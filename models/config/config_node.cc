@@ -143,6 +143,15 @@ double ConfigNode::as_quantity(Dimension dimension) const {
     fail("expected " + std::string(dimension_name(dimension)) + " such as a number with a unit (" +
          std::string(dimension_units(dimension)) + "), got '" + text + "'");
   }
+  const QuantityRange range = quantity_range(dimension);
+  const double magnitude = std::fabs(*value);
+  if (magnitude != 0 && magnitude < range.smallest) {
+    fail("is too small: at least " + std::string(range.smallest_text) + " (a unit forgotten?), got '" +
+         text + "'");
+  }
+  if (magnitude > range.largest) {
+    fail("is too large: at most " + std::string(range.largest_text) + ", got '" + text + "'");
+  }
   return *value;
 }
 

@@ -295,7 +295,11 @@ struct Params {
   static P quantity(ParamDoc doc, Dimension dimension, WriteUnit unit, F field,
                     bool positive = true) {
     doc.type = param_type_of(dimension, unit);
-    if (doc.range.empty()) doc.range = positive ? "> 0" : ">= 0";
+    if (doc.range.empty()) {
+      const QuantityRange r = quantity_range(dimension);
+      doc.range = (positive ? "" : "0, or ") + std::string(r.smallest_text) + " to " +
+                  std::string(r.largest_text);
+    }
     P p{std::move(doc)};
     p.read = [field, dimension, positive](const ConfigNode& n, Spec& s) {
       assign(field(s),

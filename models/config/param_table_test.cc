@@ -109,6 +109,15 @@ TEST(ParamTableTest, RangesAndUnknownKeysAreErrors) {
                 .message()
                 .find("fraction in (0, 1]"),
             std::string::npos);
+  // A quantity outside its dimension's bounds: a bandwidth below 1 MB/s (a unit forgotten) or
+  // above 10 PB/s cannot be simulated (a transfer would outlast the clock).
+  const ConfigError tiny = error_of("name: a\nlink: {bandwidth: 1e-300}\n");
+  EXPECT_EQ(tiny.key_path(), "link.bandwidth");
+  EXPECT_NE(tiny.message().find("is too small: at least 1 MB/s (a unit forgotten?), got '1e-300'"),
+            std::string::npos)
+      << tiny.message();
+  EXPECT_NE(error_of("name: a\nlink: {bandwidth: 1e20 GB/s}\n").message().find("at most 10 PB/s"),
+            std::string::npos);
   const ConfigError unknown = error_of(base + "cuont: 3\n");
   EXPECT_NE(unknown.message().find("did you mean 'count'"), std::string::npos)
       << unknown.message();
@@ -145,7 +154,7 @@ TEST(ParamTableTest, DocumentationTakesDefaultsFromTheSpec) {
   };
   EXPECT_EQ(find("name").default_text, "required");
   EXPECT_EQ(find("link.bandwidth").type, "bandwidth (GB/s)");
-  EXPECT_EQ(find("link.bandwidth").range, "> 0");
+  EXPECT_EQ(find("link.bandwidth").range, "1 MB/s to 10 PB/s");  // a bandwidth's bounds
   EXPECT_EQ(find("link.efficiency").default_text, "1");
   EXPECT_EQ(find("link.efficiency").range, "(0, 1]");
   EXPECT_EQ(find("link.latency").default_text, "0 us");

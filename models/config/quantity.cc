@@ -72,6 +72,22 @@ std::string_view dimension_name(Dimension dimension) {
   return "a quantity";
 }
 
+QuantityRange quantity_range(Dimension dimension) {
+  switch (dimension) {
+    case Dimension::kBytes:  // per-parameter state of row-wise optimizers is a few bytes per row
+      return {1e-6, 1e18, "1e-6 B", "1 EB"};
+    case Dimension::kBandwidth:  // nothing in a cluster is slower than 1 MB/s
+      return {1e6, 1e16, "1 MB/s", "10 PB/s"};
+    case Dimension::kTime:  // the simulated clock's resolution; mean times between failures last
+      return {1e-12, 1e10, "1 ps", "1e10 s (317 years)"};  // years (keys of simulated times stop sooner)
+    case Dimension::kFlops:
+      return {1, 1e24, "1 FLOP", "1e24 FLOP"};
+    case Dimension::kFlopRate:  // no GPU, however old, below 1 GFLOP/s
+      return {1e9, 1e19, "1 GFLOP/s", "10 EFLOP/s"};
+  }
+  return {};
+}
+
 std::string_view dimension_units(Dimension dimension) {
   switch (dimension) {
     case Dimension::kBytes:

@@ -15,6 +15,15 @@ std::string_view dimension_name(Dimension dimension);
 // Units accepted for a dimension, for error messages.
 std::string_view dimension_units(Dimension dimension);
 
+// The range a nonzero quantity of each dimension may take in a config: values outside it are not
+// physical for a training cluster (a unit forgotten, a typo) and too small or too large to
+// simulate, so a reader refuses them at their key. Zero (unset, for many keys) is not bounded.
+struct QuantityRange {
+  double smallest = 0, largest = 0;          // base units
+  std::string_view smallest_text, largest_text;  // as a user writes them
+};
+QuantityRange quantity_range(Dimension dimension);
+
 // Value in base units, or nullopt if `text` is not a number followed by a unit of `dimension`.
 std::optional<double> parse_quantity(std::string_view text, Dimension dimension);
 

@@ -242,8 +242,9 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
       read_bw = read_bw > 0 ? std::min(read_bw, share) : share;
     }
     if (read_bw > 0) {
-      cost.read_time = time_from_seconds(eval_batch / nodes * storage_bytes_per_example(workload) /
-                                         read_bw);
+      cost.read_time = time_from_seconds(
+          eval_batch / nodes * storage_bytes_per_example(workload) / read_bw,
+          "reading an evaluation batch (its bytes over cluster.storage's read bandwidth)");
       cost.step_time = std::max(cost.step_time, cost.read_time);
     }
     const double epoch = dataset_of(workload).examples;

@@ -11,7 +11,9 @@ Time dense_compute_time(const DenseModelSpec& model, const GpuSpec& gpu) {
   const auto peak = gpu.peak_flops_per_s.find(model.compute_dtype);
   TRAINSIM_ASSERT(peak != gpu.peak_flops_per_s.end(), "GPU has no peak for the compute format");
   const double flops = model.flops_per_example * model.batch_per_gpu;
-  return time_from_seconds(flops / (peak->second * gpu.gemm_efficiency));
+  return time_from_seconds(flops / (peak->second * gpu.gemm_efficiency),
+                           "a GPU's compute per step (model.flops_per_example x the batch over "
+                           "cluster.gpu.peak_flops)");
 }
 
 DenseModelSpec dense_model_for_job(DenseModelSpec model, const JobSpec& job) {

@@ -12,9 +12,15 @@ namespace trainsim::models {
 
 namespace {
 
+constexpr const char* kEmbeddingTime =
+    "a GPU's embedding lookups or updates (the tables' rows over cluster.gpu.hbm_bandwidth, or "
+    "the host link for tables in host memory)";
+
 Time gemm_time(const Gemm& g, const GpuSpec& gpu, Dtype dtype) {
   const double peak = gpu.peak_flops_per_s.at(dtype);
-  return time_from_seconds(g.flops() / (peak * gpu.gemm_efficiency_at(g.flops())));
+  return time_from_seconds(g.flops() / (peak * gpu.gemm_efficiency_at(g.flops())),
+                           "a GEMM of the dense network (its layer sizes over "
+                           "cluster.gpu.peak_flops)");
 }
 
 // One piece of the top part's backward: its time and the dense parameters whose gradients it
@@ -255,7 +261,8 @@ ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collecti
   runner.depend(f.start, f.bottom);
   runner.depend(copy, f.bottom);
   const TaskId lookup =
-      runner.compute("embedding lookup" + sfx, r, time_from_seconds(load.lookup_seconds));
+      runner.compute("embedding lookup" + sfx, r,
+                     time_from_seconds(load.lookup_seconds, kEmbeddingTime));
   runner.depend(f.start, lookup);
   runner.depend(ids, lookup);
   const TaskId fwd = runner.join("embedding all-to-all" + sfx, r, embeddings_all_to_all, r,
@@ -360,7 +367,8 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
   if (st.overlap) dense_all_reduce(st.top_chunks.size() - 1, top_bwd);
   dense_all_reduce(c.dense.size() - 1, bottom_bwd);
   const TaskId update =
-      runner.compute("embedding update" + sfx, r, time_from_seconds(load.update_seconds));
+      runner.compute("embedding update" + sfx, r,
+                     time_from_seconds(load.update_seconds, kEmbeddingTime));
   runner.depend(bwd, update);
   for (const TaskId t : syncs) runner.depend(t, update);
   const TaskId dense_opt = runner.compute("dense optimizer" + sfx, r, st.dense_update);
