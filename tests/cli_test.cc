@@ -233,6 +233,36 @@ TEST(CliTest, QuantitiesThatWouldOverflowTheClockAreBadInput) {
   }
 }
 
+TEST(CliTest, FilesThatCannotBeReadAreReportedWhereTheyAreNamed) {
+  TempDir dir;
+  // A job naming a model file that is not there: the job's line, column and key.
+  const std::string job = dir.write("job.yaml",
+                                    "name: j\n"
+                                    "cluster: " + kSourceDir + "/configs/clusters/dgx-h100.yaml\n"
+                                    "model: missing.yaml\n"
+                                    "batch_per_gpu: 64\n");
+  Result r = run({"predict", "--job", job, "--nodes", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(job + ":3:8: model: 'missing.yaml': cannot open the file: it does not exist"),
+            std::string::npos)
+      << r.err;
+  // A directory given as a config file.
+  r = run({"predict", "--cluster", dir.file("").string(), "--nodes", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("is a directory, not a file"), std::string::npos) << r.err;
+  // A sweep whose base job names that missing file is bad input before any row: exit 2, no
+  // output file (it used to write a row per point, each with the error, and exit 0).
+  const std::string sweep = dir.write("sweep.yaml",
+                                      "name: s\njob: " + job +
+                                          "\nnetwork: analytic\naxes:\n  - key: nodes\n"
+                                          "    values: [1, 2]\n");
+  const std::string csv = dir.file("rows.csv").string();
+  r = run({"sweep", sweep, "-o", csv});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(job + ":3:8: model: 'missing.yaml'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(csv));
+}
+
 TEST(CliTest, ZeroGpusIsReported) {
   const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
   expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node", "positive whole number");

@@ -190,11 +190,7 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
 }
 
 ResultSet read_results(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw models::ConfigError(path, 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_results(text.str(), path);
+  return parse_results(models::read_input_file(path), path);
 }
 
 }  // namespace trainsim::cli

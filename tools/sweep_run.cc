@@ -200,6 +200,14 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
 
 void validate_sweep(const SweepJob& job) {
   const auto& axes = job.spec.axes;
+  // The base point (every axis at its first value) loads, whatever the axes vary: a file it
+  // names that is missing or bad is the sweep's error, before any row.
+  {
+    std::vector<std::string> first;
+    for (const auto& axis : axes) first.push_back(axis.values.front());
+    const PointSetup base = setup_point(job, first);
+    load_configs(base.files, base.overrides);
+  }
   for (std::size_t a = 0; a < axes.size(); ++a) {
     std::set<std::string> seen;
     for (const std::string& v : axes[a].values) {

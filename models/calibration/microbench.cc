@@ -145,11 +145,7 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
 }
 
 std::vector<MicrobenchRecord> read_microbench(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_microbench(text.str(), path);
+  return parse_microbench(read_input_file(path), path);
 }
 
 MicrobenchFit fit_microbench(const GpuSpec& gpu, const std::vector<MicrobenchRecord>& records,

@@ -272,11 +272,7 @@ NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& na
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path, std::optional<CollectiveOp> op) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_nccl_tests_log(text.str(), path, op);
+  return parse_nccl_tests_log(read_input_file(path), path, op);
 }
 
 }  // namespace trainsim::models

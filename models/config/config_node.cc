@@ -57,11 +57,7 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
 }
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), path);
+  return load_string(read_input_file(path), path);
 }
 
 ConfigNode ConfigNode::load_file(const std::string& path,

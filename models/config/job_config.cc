@@ -321,14 +321,26 @@ ParamTable<JobSpec> make_job_params() {
   const auto add = [&params](std::vector<JobParam> more) {
     for (JobParam& p : more) params.push_back(std::move(p));
   };
-  params.push_back(P::text({.key = "cluster", .default_text = "--cluster, else the shipped default",
-                            .help = "default cluster file (relative: to the job file's folder, "
-                                    "then the current directory, then the source tree)"},
-                           [](auto& s) -> auto& { return s.cluster; }));
-  params.push_back(P::text({.key = "model", .default_text = "--model, else the shipped default",
+  // The files a job names, with where it names them (a file that cannot be opened is reported
+  // there).
+  JobParam cluster = P::text({.key = "cluster", .default_text = "--cluster, else the shipped default",
+                              .help = "default cluster file (relative: to the job file's folder, "
+                                      "then the current directory, then the source tree)"},
+                             [](auto& s) -> auto& { return s.cluster; });
+  cluster.read = [](const ConfigNode& n, JobSpec& job) {
+    job.cluster = n.as_string();
+    job.cluster_location = n.location();
+  };
+  JobParam model = P::text({.key = "model", .default_text = "--model, else the shipped default",
                             .help = "default model file (relative: to the job file's folder, then "
                                     "the current directory, then the source tree)"},
-                           [](auto& s) -> auto& { return s.model; }));
+                           [](auto& s) -> auto& { return s.model; });
+  model.read = [](const ConfigNode& n, JobSpec& job) {
+    job.model = n.as_string();
+    job.model_location = n.location();
+  };
+  params.push_back(std::move(cluster));
+  params.push_back(std::move(model));
   add(batch_params());
   add(sharding_params());
   add(communication_params());

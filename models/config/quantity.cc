@@ -104,6 +104,14 @@ std::string_view dimension_units(Dimension dimension) {
   return "";
 }
 
+std::optional<double> parse_number(std::string_view text) {
+  double value = 0.0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 std::optional<double> parse_quantity(std::string_view text, Dimension dimension) {
   text = trim(text);
   double value = 0.0;

@@ -24,6 +24,10 @@ struct QuantityRange {
 };
 QuantityRange quantity_range(Dimension dimension);
 
+// A plain finite number that is the whole of `text` ("1abc", "0x10", "nan" and "" are not), or
+// nullopt.
+std::optional<double> parse_number(std::string_view text);
+
 // Value in base units, or nullopt if `text` is not a number followed by a unit of `dimension`.
 std::optional<double> parse_quantity(std::string_view text, Dimension dimension);
 

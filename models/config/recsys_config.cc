@@ -42,33 +42,53 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
 }
 
 std::vector<double> read_histogram(const ConfigNode& at, const std::string& path, double& other) {
-  std::ifstream in(path);
-  if (!in) at.fail("cannot open histogram file '" + path + "'");
+  std::string text;
+  try {
+    text = read_input_file(path);
+  } catch (const ConfigError& e) {
+    at.fail("histogram file '" + path + "': " + e.message());
+  }
   std::vector<double> counts;
   other = 0.0;
+  std::istringstream in(text);
   std::string line;
   int number = 0;
+  // A count (or a relative frequency): a plain number, not negative ("1abc", "0x10" and "nan"
+  // are not).
+  auto count_of = [](const std::string& word) -> std::optional<double> {
+    const auto v = parse_number(word);
+    if (!v || *v < 0) return std::nullopt;
+    return v;
+  };
   while (std::getline(in, line)) {
     ++number;
     std::istringstream words(line);
     std::string first;
     if (!(words >> first) || first[0] == '#') continue;
-    double value = 0.0;
-    std::string rest;
+    std::string word, rest;
     if (first == "other") {
-      if (!(words >> value) || value < 0 || (words >> rest)) {
-        throw ConfigError(path, number, 1, "", "expected 'other COUNT'");
+      const auto value = (words >> word) ? count_of(word) : std::nullopt;
+      if (!value || (words >> rest)) {
+        throw ConfigError(path, number, 1, "", "expected 'other COUNT' (a number), got '" +
+                                                   line + "'");
       }
-      other = value;
+      other = *value;
       continue;
     }
-    std::istringstream number_text(first);
-    if (!(number_text >> value) || value < 0 || (words >> rest)) {
-      throw ConfigError(path, number, 1, "", "expected an access count, got '" + line + "'");
+    const auto value = count_of(first);
+    if (!value || (words >> rest)) {
+      throw ConfigError(path, number, 1, "",
+                        "expected an access count (a number), got '" + line + "'");
     }
-    counts.push_back(value);
+    counts.push_back(*value);
   }
   if (counts.empty()) throw ConfigError(path, 0, 0, "", "no access counts in the histogram");
+  double total = other;
+  for (const double c : counts) total += c;
+  if (!(total > 0)) {
+    throw ConfigError(path, 0, 0, "", "the histogram's counts are all zero: no row is looked up");
+  }
+  if (!std::isfinite(total)) throw ConfigError(path, 0, 0, "", "the histogram's counts overflow");
   return counts;
 }
 

@@ -3,6 +3,7 @@
 // error naming the file, line, column and key path.
 #include "models/config/recsys_config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -114,6 +115,58 @@ TEST(RecsysConfigTest, DimMustBeAPositiveInteger) {
     const ConfigError e = model_error(with("  dim: 8\n", "  dim: " + dim + "\n"));
     EXPECT_EQ(e.line(), 5) << dim;
     EXPECT_EQ(e.key_path(), "embedding.dim") << dim;
+  }
+}
+
+TEST(RecsysConfigTest, HistogramFilesTakeOnlyNumbersAndSomeMass) {
+  // A histogram's counts are plain numbers: trailing junk or hex is an error at its line, a
+  // histogram that looks nothing up is an error, a directory is not a histogram.
+  const std::string dir = (std::filesystem::path(::testing::TempDir()) / "histograms").string();
+  std::filesystem::create_directories(dir);
+  const std::string model = dir + "/hist_model.yaml";
+  auto error_for = [&](const std::string& counts) {
+    std::ofstream(dir + "/hist.txt") << counts;
+    try {
+      parse_recsys_model_spec(ConfigNode::load_string(
+          with("access: {distribution: zipf, alpha: 1.1}",
+               "access: {distribution: histogram, file: hist.txt}"),
+          model));
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "no error for:\n" << counts;
+    return ConfigError("", 0, 0, "", "");
+  };
+  for (const std::string junk : {"1abc", "0x10", "nan", "-3"}) {
+    const ConfigError e = error_for("5\n" + junk + "\n");
+    EXPECT_EQ(e.file(), dir + "/hist.txt") << junk;
+    EXPECT_EQ(e.line(), 2) << junk;
+    EXPECT_NE(e.message().find("expected an access count (a number), got '" + junk + "'"),
+              std::string::npos)
+        << e.message();
+  }
+  EXPECT_NE(error_for("other 1e\n5\n").message().find("expected 'other COUNT'"),
+            std::string::npos);
+  EXPECT_NE(error_for("0\n0\nother 0\n").message().find("counts are all zero"),
+            std::string::npos);
+  // Relative frequencies are counts too.
+  std::ofstream(dir + "/hist.txt") << "0.5\n0.25\nother 0.25\n";
+  const RecsysModelSpec m = parse_recsys_model_spec(ConfigNode::load_string(
+      with("access: {distribution: zipf, alpha: 1.1}",
+           "access: {distribution: histogram, file: hist.txt}"),
+      model));
+  EXPECT_DOUBLE_EQ(m.tables[1].access.probability(1), 0.5);
+  // A directory named as the file.
+  std::filesystem::create_directories(dir + "/hist_dir");
+  try {
+    parse_recsys_model_spec(ConfigNode::load_string(
+        with("access: {distribution: zipf, alpha: 1.1}",
+             "access: {distribution: histogram, file: hist_dir}"),
+        model));
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key_path(), "embedding.tables[1].access.file");
+    EXPECT_NE(e.message().find("is a directory, not a file"), std::string::npos) << e.message();
   }
 }
 

@@ -236,11 +236,9 @@ const ParamTable<SweepSpec>& sweep_params() {
 ParamTableDoc sweep_param_doc() { return sweep_params().doc(); }
 
 SweepSpec load_sweep_spec(const std::string& path) {
-  SweepSpec s = sweep_params().load(ConfigNode::load_file(path));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  s.signature = fingerprint(text.str());
+  const std::string text = read_input_file(path);
+  SweepSpec s = sweep_params().load(ConfigNode::load_string(text, path));
+  s.signature = fingerprint(text);
   return s;
 }
 

@@ -43,14 +43,32 @@ Scenario load_scenario(const ScenarioFiles& files, const std::vector<ConfigOverr
                                  : job && !job->model.empty()
                                      ? job_relative_path(*job, job->model)
                                      : sources.default_model;
-  ClusterSpec cluster = load_with_overrides(overrides, "cluster", [&] {
-    return load_cluster_spec(resolve(cluster_path), settings_for(overrides, "cluster"));
-  });
-  ModelSpec model = load_with_overrides(overrides, "model", [&] {
-    const std::string path = resolve(model_path);
-    return sources.load_model ? sources.load_model(path, settings_for(overrides, "model"))
-                              : load_model_spec(path, settings_for(overrides, "model"));
-  });
+  // A file the job names that cannot be read is reported where the job names it.
+  auto at_job_key = [&](bool from_job, const SourceLocation& key, const std::string& path,
+                        auto load) {
+    try {
+      return load();
+    } catch (const ConfigError& e) {
+      if (!from_job || e.line() != 0 || e.file() != resolve(path)) throw;
+      throw ConfigError(key, "'" + path + "': " + e.message());
+    }
+  };
+  const bool cluster_from_job = files.cluster.empty() && job && !job->cluster.empty();
+  const bool model_from_job = files.model.empty() && job && !job->model.empty();
+  ClusterSpec cluster = at_job_key(
+      cluster_from_job, job ? job->cluster_location : SourceLocation{}, cluster_path, [&] {
+        return load_with_overrides(overrides, "cluster", [&] {
+          return load_cluster_spec(resolve(cluster_path), settings_for(overrides, "cluster"));
+        });
+      });
+  ModelSpec model = at_job_key(
+      model_from_job, job ? job->model_location : SourceLocation{}, model_path, [&] {
+        return load_with_overrides(overrides, "model", [&] {
+          const std::string path = resolve(model_path);
+          return sources.load_model ? sources.load_model(path, settings_for(overrides, "model"))
+                                    : load_model_spec(path, settings_for(overrides, "model"));
+        });
+      });
   return Scenario{std::move(cluster), Workload{std::move(model), std::move(job)}, overrides};
 }
 

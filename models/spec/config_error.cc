@@ -1,5 +1,8 @@
 #include "models/spec/config_error.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 namespace trainsim::models {
@@ -25,5 +28,22 @@ ConfigError::ConfigError(std::string file, int line, int column, std::string key
       column_(column),
       key_path_(std::move(key_path)),
       message_(std::move(message)) {}
+
+std::string read_input_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path, 0, 0, "", "is a directory, not a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError(path, 0, 0, "",
+                      std::filesystem::exists(path, ec) ? "cannot read the file"
+                                                        : "cannot open the file: it does not exist");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read the file");
+  return text.str();
+}
 
 }  // namespace trainsim::models

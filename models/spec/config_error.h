@@ -38,4 +38,8 @@ class ConfigError : public std::runtime_error {
   std::string message_;
 };
 
+// The whole of an input file. Throws ConfigError naming it for a directory, a file that does not
+// exist or cannot be read.
+std::string read_input_file(const std::string& path);
+
 }  // namespace trainsim::models

@@ -48,6 +48,7 @@ struct JobSpec {
   std::string source_file;
   std::string cluster;  // default cluster file (may be empty)
   std::string model;    // default model file (may be empty)
+  SourceLocation cluster_location, model_location;  // where the job names them
   std::optional<double> batch_per_gpu;
   std::optional<double> global_batch;
   SourceLocation batch_location;
