@@ -263,6 +263,50 @@ TEST(CliTest, FilesThatCannotBeReadAreReportedWhereTheyAreNamed) {
   EXPECT_FALSE(fs::exists(csv));
 }
 
+TEST(CliTest, MalformedResultAndLogFieldsAreErrorsAtTheirLine) {
+  // Library parsers (stoull, substr, json's type checks) used to escape as exit 1 with their bare
+  // message; each is now the file's line, exit 2.
+  TempDir dir;
+  const std::string html = dir.file("r.html").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string csv = dir.write("r.csv",
+                                    "# trainsim sweep {\"trainsim_sweep\":\"s\"}\nindex,nodes,gpus\n"
+                                    "99999999999999999999999999,1,8\n");
+  const std::string jsonl = dir.write(
+      "r.jsonl", "{\"trainsim_sweep\":\"s\",\"axes\":[\"nodes\"]}\n{\"index\":\"x\"}\n");
+  const std::string header = dir.write("h.csv", "# trainsim sweep without its object\n");
+  const std::string log =
+      dir.write("g.log", "# nccl-tests\n#  nGpus 99999999999999999999\n");
+  const std::string bench = dir.write(
+      "b.jsonl",
+      "{\"bench\":\"embedding\",\"gpu\":\"G\",\"dtype\":\"fp32\",\"time_s\":1e-3,"
+      "\"bytes\":1e9,\"dim\":1e30}\n");
+  const std::vector<Case> cases = {
+      {{"report", csv, "-o", html}, csv + ":3:1: cannot read the results: a field is malformed"},
+      {{"report", jsonl, "-o", html}, jsonl + ":2:1: cannot read the results:"},
+      {{"report", header, "-o", html}, header + ":1:1: the sweep header has no JSON object"},
+      {{"calibrate", "--cluster", kSourceDir + "/configs/clusters/dgx-h100.yaml", "--nccl-tests",
+        log + "@1x8"},
+       log + ":2:1: the nGpus column is not a whole number"},
+      {{"calibrate", "--microbench", bench, "-o", dir.file("c.yaml").string()},
+       bench + ":1:1: dim: field 'dim' must be a whole number from 1 to 1048576"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(html));
+  // A name that is not UTF-8 is written to JSON with the bad byte replaced, not an exit 1.
+  const Result named =
+      run({"predict", "--nodes", "1", "--format", "json", "--set", "cluster.name=bad\xffname"});
+  EXPECT_EQ(named.status, 0) << named.err;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(named.out));
+}
+
 TEST(CliTest, ZeroGpusIsReported) {
   const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
   expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node", "positive whole number");

@@ -396,7 +396,7 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
                           {"algorithm", models::algorithm_name(r.algorithm)},
                           {"protocol", models::protocol_name(r.protocol)}});
     }
-    text << doc.dump(2) << "\n";
+    text << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   if (output_file) {
     output_file->stream() << text.str();

@@ -258,7 +258,7 @@ void write_json(std::ostream& out, const PredictReport& r) {
     }
     points.push_back(std::move(j));
   }
-  out << doc.dump(2) << "\n";
+  out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace

@@ -96,6 +96,7 @@ json csv_row(const std::vector<std::string>& columns, const std::vector<std::str
 ResultSet parse_results(const std::string& text, const std::string& name) {
   ResultSet r;
   const std::string first = text.substr(0, text.find('\n'));
+  int at = 1;  // the line being read, for errors
   try {
     if (first.rfind("# trainsim sweep ", 0) == 0 ||
         first.find("\"trainsim_sweep\"") != std::string::npos) {
@@ -105,24 +106,36 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       std::getline(lines, line);
       std::vector<std::string> axes;
       std::vector<json> rows;
-      const bool csv = line[0] == '#';
-      const json header = json::parse(csv ? line.substr(line.find('{')) : line);
+      std::vector<int> row_lines;
+      const bool csv = !line.empty() && line[0] == '#';
+      const auto brace = line.find('{');
+      if (csv && brace == std::string::npos) {
+        throw models::ConfigError(name, 1, 1, "", "the sweep header has no JSON object");
+      }
+      const json header = json::parse(csv ? line.substr(brace) : line);
       r.title = header.value("trainsim_sweep", std::string());
       r.version = header.value("version", std::string());
       r.baseline_nodes = header.value("baseline_nodes", 1);
       if (header.contains("file")) r.config_files.push_back(header["file"]);
       if (csv) {
         std::getline(lines, line);
+        ++at;
         const auto columns = csv_fields(line);
         for (std::size_t i = 1; i < columns.size() && columns[i] != "gpus"; ++i)
           axes.push_back(columns[i]);
         while (std::getline(lines, line)) {
-          if (!line.empty()) rows.push_back(csv_row(columns, csv_fields(line), axes));
+          ++at;
+          if (line.empty()) continue;
+          rows.push_back(csv_row(columns, csv_fields(line), axes));
+          row_lines.push_back(at);
         }
       } else {
-        for (const auto& a : header["axes"]) axes.push_back(a);
+        for (const auto& a : header.at("axes")) axes.push_back(a.get<std::string>());
         while (std::getline(lines, line)) {
-          if (!line.empty()) rows.push_back(json::parse(line));
+          ++at;
+          if (line.empty()) continue;
+          rows.push_back(json::parse(line));
+          row_lines.push_back(at);
         }
       }
       r.columns = {"index"};
@@ -130,7 +143,9 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       for (const ResultColumn* c : row_columns()) r.columns.emplace_back(c->label);
       r.columns.push_back("error");
       std::map<std::string, std::size_t> series_of;
-      for (const json& row : rows) {
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const json& row = rows[i];
+        at = row_lines[i];
         std::vector<std::string> cells = {std::to_string(row["index"].get<std::size_t>())};
         std::string label;
         for (const auto& a : axes) {
@@ -160,6 +175,7 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       }
       return r;
     }
+    at = 0;  // a predict result is one JSON document
     const json doc = json::parse(text);
     if (!doc.contains("points")) {
       throw models::ConfigError(name, 1, 1, "",
@@ -182,10 +198,15 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
     }
     r.series.push_back(std::move(s));
     return r;
+  } catch (const models::ConfigError&) {
+    throw;
   } catch (const json::exception& e) {
-    throw models::ConfigError(name, 0, 0, "", std::string("cannot read the results: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw models::ConfigError(name, 0, 0, "", "cannot read the results: a number is malformed");
+    throw models::ConfigError(name, at, at > 0 ? 1 : 0, "",
+                              std::string("cannot read the results: ") + e.what());
+  } catch (const std::exception&) {
+    // A malformed number or field (stoull, substr and the like).
+    throw models::ConfigError(name, at, at > 0 ? 1 : 0, "",
+                              "cannot read the results: a field is malformed");
   }
 }
 

@@ -69,7 +69,8 @@ std::string header_line(const SweepJob& job) {
   h["baseline_nodes"] = s.baseline_nodes;
   auto& axes = h["axes"] = nlohmann::ordered_json::array();
   for (const auto& a : s.axes) axes.push_back(a.key);
-  return (job.format == SweepFormat::kCsv ? "# trainsim sweep " : "") + h.dump();
+  return (job.format == SweepFormat::kCsv ? "# trainsim sweep " : "") +
+         h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string column_line(const SweepJob& job) {
@@ -311,10 +312,10 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
   for (std::size_t a = 0; a < axes.size(); ++a) values[axes[a].key] = r.values[a];
   if (!r.point) {
     j["error"] = r.error;
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   for (const ResultColumn* c : row_columns(job, false)) c->put_json(j, *r.point);
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::ostream& out) {
@@ -354,9 +355,13 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
                  "refusing to mix them; use another --output"
                : "exists and is not a trainsim sweep output: refusing to overwrite it");
     }
-    // A row cut short by an interruption is dropped; the point runs again.
+    // A row cut short by an interruption is dropped; the point runs again. A header cut off
+    // before its line end is written again, whole.
     const auto end = text.rfind('\n');
-    if (end + 1 != text.size()) {
+    if (end == std::string::npos) {
+      text = first + "\n";
+      std::ofstream(path_, std::ios::binary | std::ios::trunc) << text;
+    } else if (end + 1 != text.size()) {
       text.resize(end + 1);
       fs::resize_file(path_, text.size());
     }

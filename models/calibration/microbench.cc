@@ -35,6 +35,15 @@ class LineReader {
     if (!(v > 0.0)) fail(field, "field '" + std::string(field) + "' must be positive");
     return v;
   }
+  // A whole number from 1 to `largest` (an int field).
+  int whole(const char* field, int largest) const {
+    const double v = number(field);
+    if (!(v >= 1 && v <= largest) || std::floor(v) != v) {
+      fail(field, "field '" + std::string(field) + "' must be a whole number from 1 to " +
+                      std::to_string(largest));
+    }
+    return static_cast<int>(v);
+  }
   std::string text(const char* field) const {
     const auto it = j_.find(field);
     if (it == j_.end()) fail(field, "missing field '" + std::string(field) + "'");
@@ -103,7 +112,7 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError(name, number, static_cast<int>(e.byte), "",
+      throw ConfigError(name, number, static_cast<int>(std::min<std::size_t>(e.byte, 1 << 30)), "",
                         "invalid JSON: " + std::string(e.what()));
     }
     if (!j.is_object()) throw ConfigError(name, number, 1, "", "expected a JSON object");
@@ -124,7 +133,7 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
     } else if (rec.bench == "embedding" || rec.bench == "embedding_backward") {
       rec.dtype = r.text("dtype");
       rec.bytes = r.positive("bytes");
-      rec.dim = static_cast<int>(r.positive("dim"));
+      rec.dim = r.whole("dim", 1 << 20);
       if (!parse_dtype(rec.dtype)) r.fail("dtype", "unknown dtype '" + rec.dtype + "'");
     } else if (rec.bench == "h2d" || rec.bench == "d2h") {
       rec.bytes = r.positive("bytes");
@@ -132,7 +141,7 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
       rec.op = r.text("op");
       if (!parse_collective(rec.op)) r.fail("op", "unknown collective '" + rec.op + "'");
       rec.bytes = r.positive("bytes");
-      rec.ranks = static_cast<int>(r.positive("ranks"));
+      rec.ranks = r.whole("ranks", 1 << 20);
     } else {
       r.fail("bench",
              "unknown bench '" + rec.bench +

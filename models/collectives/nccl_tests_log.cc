@@ -52,7 +52,9 @@ class Parser {
     static const std::regex gpus(R"(\bnGpus\s+(\d+))");
     std::smatch m;
     if (log_.gpus_per_thread == 0 && std::regex_search(text, m, gpus)) {
-      log_.gpus_per_thread = std::stoi(m[1].str());
+      const long long n = integer(m[1].str(), "nGpus");
+      if (n < 1 || n > 1024) fail(line_, "nGpus must be 1 to 1024, got " + m[1].str());
+      log_.gpus_per_thread = static_cast<int>(n);
     }
     if (words[0] == ">" || words[0][0] == '>') {
       command(words);
@@ -124,7 +126,9 @@ class Parser {
       return;
     }
     if (std::regex_search(text, m, avg)) {
-      if (!runs_.empty()) runs_.back().run.avg_busbw_gb_per_s = std::stod(m[1].str());
+      if (!runs_.empty()) {
+        runs_.back().run.avg_busbw_gb_per_s = number(m[1].str(), "average bus bandwidth");
+      }
       return;
     }
     if (words.size() >= 4 && std::find(words.begin(), words.end(), "size") != words.end() &&
@@ -266,7 +270,14 @@ NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& na
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    parser.line(++number, line);
+    try {
+      parser.line(++number, line);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Whatever a malformed line makes a library call throw is that line's error.
+      throw ConfigError(name, number, 1, "", std::string("cannot read this line: ") + e.what());
+    }
   }
   return parser.finish();
 }
