@@ -1,11 +1,14 @@
-// Output files that appear only when everything succeeded: content goes to a temporary file next
-// to the target, and commit() renames it into place. Destroying an uncommitted file removes the
-// temporary, so a failed run leaves no partial output.
+// Output files that appear only when everything succeeded, and never half-written: content is
+// kept in memory until commit(), which writes it to a temporary file next to the target and
+// renames that into place. Creating the object checks that the target's folder is writable (so a
+// run fails before simulating, not after). A temporary exists only while commit() writes it; if
+// the process is interrupted then (SIGINT, SIGTERM, SIGHUP), a signal handler removes it. A
+// failed or interrupted run leaves no partial output and no temporary file.
 #pragma once
 
-#include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 
 namespace trainsim::cli {
@@ -23,8 +26,8 @@ class AtomicOutputFile {
  private:
   std::string path_;
   std::string temp_path_;
-  std::ofstream out_;
-  bool committed_ = false;
+  std::ostringstream out_;
+  int slot_ = -1;  // the temporary's entry in the signal handler's list, while it exists
 };
 
 // `text` to the file at `path` (as above), or to `out` without a path.
