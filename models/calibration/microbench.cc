@@ -114,6 +114,8 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
     } catch (const nlohmann::json::parse_error& e) {
       throw ConfigError(name, number, static_cast<int>(std::min<std::size_t>(e.byte, 1 << 30)), "",
                         "invalid JSON: " + std::string(e.what()));
+    } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond a double's range
+      throw ConfigError(name, number, 1, "", "invalid JSON: " + std::string(e.what()));
     }
     if (!j.is_object()) throw ConfigError(name, number, 1, "", "expected a JSON object");
     const LineReader r(j, name, number);

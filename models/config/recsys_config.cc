@@ -345,8 +345,10 @@ std::vector<RecsysParam> transformer_params() {
         std::tuple{"transformer.d_model", "model width", &TransformerSpec::d_model},
         std::tuple{"transformer.heads", "attention heads", &TransformerSpec::heads},
         std::tuple{"transformer.ffn", "feed-forward width", &TransformerSpec::ffn}}) {
-    RecsysParam p = required(P::whole({.key = key, .default_text = "required", .help = help},
-                                      [field](auto& s) -> auto& { return (*s.transformer).*field; }));
+    // An init-capture: clang before 16 cannot capture a structured binding.
+    RecsysParam p =
+        required(P::whole({.key = key, .default_text = "required", .help = help},
+                          [member = field](auto& s) -> auto& { return (*s.transformer).*member; }));
     out.push_back(std::move(p));
   }
   out.push_back(table);

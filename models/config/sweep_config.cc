@@ -181,7 +181,7 @@ ParamTable<SweepSpec> make_sweep_params() {
                                                   : "the job's, else the shipped default",
                               .help = std::string(help) +
                                       " (relative: current directory, then the source tree)"},
-                             [field](auto& s) -> auto& { return s.*field; }));
+                             [member = field](auto& s) -> auto& { return s.*member; }));
   }
   params.push_back(P::whole({.key = "baseline_nodes",
                              .help = "speedup and efficiency are over this node count with the "

@@ -16,6 +16,7 @@ packages=(
   libboost-mpi-dev openmpi-bin
   chromium python3
   time
+  clang  # the sanitizer and fuzzing build of tools/scripts/test.sh (libFuzzer: below)
 )
 
 missing=()
@@ -30,6 +31,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# libFuzzer's runtime ships in the compiler-rt package of clang's own version.
+clang_major="$(clang -dumpversion 2>/dev/null | cut -d. -f1)"
+if [ -n "$clang_major" ] && [ ! -e "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)" ] &&
+   [ "$(uname -m)" = x86_64 ]; then
+  rt="libclang-rt-$clang_major-dev"
+  if ! dpkg-query -W -f='${Status}' "$rt" 2>/dev/null | grep -q "install ok installed"; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    echo "installing: $rt" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$rt" >/dev/null
+  fi
 fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
