@@ -69,10 +69,11 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
            "job's own plan),\n"
            "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
            "mean), the all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes\n"
-           "and memory against HBM. Then prints the top-ranked plan (or, with --emit greedy, the\n"
-           "greedy planner's) as a job YAML for `predict --job`: the plan names the GPUs of its\n"
-           "sharding group, so it applies at every node count whose GPUs the group divides, and\n"
-           "with -o its cluster and model paths are written relative to the file.\n\n"
+           "and memory against HBM (and, for tables the job keeps in host memory, what the top\n"
+           "plan keeps and moves there). Then prints the top-ranked plan (or, with --emit\n"
+           "greedy, the greedy planner's) as a job YAML for `predict --job`: the plan names the\n"
+           "GPUs of its sharding group, so it applies at every node count whose GPUs the group\n"
+           "divides, and with -o its cluster and model paths are written relative to the file.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }

@@ -27,10 +27,12 @@ run_one() {
   local artifacts=${FUZZ_ARTIFACTS:-$work/artifacts}
   mkdir -p "$corpus" "$artifacts"
   local status=0
+  # FUZZ_SEED: a fixed random seed (the ctests use one, so a run repeats what it tried).
   "$binary" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
+    ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
     -dict="$root/tests/fuzz/trainsim.dict" -artifact_prefix="$artifacts/" \
     "$corpus" "$work/seeds" >"$work/log" 2>&1 || status=$?
-  grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb)|#[0-9]+ *DONE" "$work/log" || true
+  grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb)|#[0-9]+[[:space:]]+DONE" "$work/log" || true
   if [[ $status -ne 0 ]]; then
     tail -60 "$work/log"
     echo "defect found; inputs in $artifacts:" >&2
@@ -60,7 +62,7 @@ failed=0
 for h in "${harnesses[@]}"; do
   # The seeds the ctest of the harness uses (tests/fuzz/CMakeLists.txt).
   mapfile -t seeds < <(cd "$build" && ctest -N -V -R "^fuzz_${h}\$" | sed -n 's/.*Test command: //p' |
-                         tr ' ' '\n' | tail -n +6)
+                         tr -d '"' | tr ' ' '\n' | tail -n +6 | grep .)
   echo "== $h (${seconds} s)"
   FUZZ_CORPUS="$build/corpus/$h" FUZZ_ARTIFACTS="$build/artifacts/$h" \
     run_one "$build/tests/fuzz/fuzz_$h" "$seconds" "${seeds[@]}" || failed=1
