@@ -116,7 +116,7 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       r.title = header.value("trainsim_sweep", std::string());
       r.version = header.value("version", std::string());
       r.baseline_nodes = header.value("baseline_nodes", 1);
-      if (header.contains("file")) r.config_files.push_back(header["file"]);
+      if (header.contains("file")) r.config_files.push_back(header.at("file").get<std::string>());
       if (csv) {
         std::getline(lines, line);
         ++at;
@@ -146,16 +146,16 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const json& row = rows[i];
         at = row_lines[i];
-        std::vector<std::string> cells = {std::to_string(row["index"].get<std::size_t>())};
+        std::vector<std::string> cells = {std::to_string(row.at("index").get<std::size_t>())};
         std::string label;
         for (const auto& a : axes) {
-          const std::string v = row["axes"].value(a, std::string());
+          const std::string v = row.at("axes").value(a, std::string());
           cells.push_back(v);
           if (a != "nodes") label += (label.empty() ? "" : ", ") + a + "=" + v;
         }
         if (row.contains("error")) {
           cells.resize(r.columns.size() - 1, "");
-          cells.push_back(row["error"]);
+          cells.push_back(row.at("error").get<std::string>());
         } else {
           for (auto& c : point_cells(row)) cells.push_back(std::move(c));
           cells.push_back("");
@@ -184,15 +184,17 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
     r.kind = "predict";
     r.version = doc.value("trainsim_version", std::string());
     r.baseline_nodes = doc.value("baseline_nodes", 1);
-    const std::string model = doc["model"].value("name", std::string());
-    const std::string cluster = doc["cluster"].value("name", std::string());
+    // Reading a missing key of a const JSON object is undefined (nlohmann): at() throws instead.
+    const std::string model = doc.at("model").value("name", std::string());
+    const std::string cluster = doc.at("cluster").value("name", std::string());
     r.title = model + " on " + cluster;
     for (const char* k : {"cluster", "model", "job"}) {
-      if (doc.contains(k) && doc[k].contains("file")) r.config_files.push_back(doc[k]["file"]);
+      if (doc.contains(k) && doc.at(k).contains("file"))
+        r.config_files.push_back(doc.at(k).at("file").get<std::string>());
     }
     for (const ResultColumn* c : row_columns()) r.columns.emplace_back(c->label);
     PlotSeries s{model, {}};
-    for (const json& p : doc["points"]) {
+    for (const json& p : doc.at("points")) {
       r.rows.push_back(point_cells(p));
       s.points.push_back(plot_point(p));
     }

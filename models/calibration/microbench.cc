@@ -35,6 +35,12 @@ class LineReader {
     if (!(v > 0.0)) fail(field, "field '" + std::string(field) + "' must be positive");
     return v;
   }
+  // A positive byte count up to an exabyte (the bound of every size trainsim reads).
+  double bytes(const char* field) const {
+    const double v = positive(field);
+    if (v > 1e18) fail(field, "field '" + std::string(field) + "' must be at most 1e18 bytes");
+    return v;
+  }
   // A whole number from 1 to `largest` (an int field).
   int whole(const char* field, int largest) const {
     const double v = number(field);
@@ -131,18 +137,18 @@ std::vector<MicrobenchRecord> parse_microbench(const std::string& text, const st
       rec.flops = r.positive("flops");
     } else if (rec.bench == "hbm") {
       rec.kernel = r.text("kernel");
-      rec.bytes = r.positive("bytes");
+      rec.bytes = r.bytes("bytes");
     } else if (rec.bench == "embedding" || rec.bench == "embedding_backward") {
       rec.dtype = r.text("dtype");
-      rec.bytes = r.positive("bytes");
+      rec.bytes = r.bytes("bytes");
       rec.dim = r.whole("dim", 1 << 20);
       if (!parse_dtype(rec.dtype)) r.fail("dtype", "unknown dtype '" + rec.dtype + "'");
     } else if (rec.bench == "h2d" || rec.bench == "d2h") {
-      rec.bytes = r.positive("bytes");
+      rec.bytes = r.bytes("bytes");
     } else if (rec.bench == "nccl") {
       rec.op = r.text("op");
       if (!parse_collective(rec.op)) r.fail("op", "unknown collective '" + rec.op + "'");
-      rec.bytes = r.positive("bytes");
+      rec.bytes = r.bytes("bytes");
       rec.ranks = r.whole("ranks", 1 << 20);
     } else {
       r.fail("bench",

@@ -230,7 +230,13 @@ class Parser {
     row.type = words[2];
     row.redop = words[3];
     std::size_t i = 4;
-    if (layout.has_root) row.root = static_cast<int>(number(words[i++], "root"));
+    if (layout.has_root) {
+      const double root = number(words[i++], "root");
+      if (!(root >= -1 && root <= 1 << 24) || std::floor(root) != root) {
+        fail(line_, "the root column is not a rank: '" + words[i - 1] + "'");
+      }
+      row.root = static_cast<int>(root);
+    }
     row.time_us = number(words[i++], "time");
     row.algbw_gb_per_s = number(words[i++], "algbw");
     row.busbw_gb_per_s = number(words[i++], "busbw");
