@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 
@@ -323,24 +324,21 @@ ParamTable<JobSpec> make_job_params() {
   };
   // The files a job names, with where it names them (a file that cannot be opened is reported
   // there).
-  JobParam cluster = P::text({.key = "cluster", .default_text = "--cluster, else the shipped default",
-                              .help = "default cluster file (relative: to the job file's folder, "
-                                      "then the current directory, then the source tree)"},
-                             [](auto& s) -> auto& { return s.cluster; });
-  cluster.read = [](const ConfigNode& n, JobSpec& job) {
-    job.cluster = n.as_string();
-    job.cluster_location = n.location();
-  };
-  JobParam model = P::text({.key = "model", .default_text = "--model, else the shipped default",
-                            .help = "default model file (relative: to the job file's folder, then "
-                                    "the current directory, then the source tree)"},
-                           [](auto& s) -> auto& { return s.model; });
-  model.read = [](const ConfigNode& n, JobSpec& job) {
-    job.model = n.as_string();
-    job.model_location = n.location();
-  };
-  params.push_back(std::move(cluster));
-  params.push_back(std::move(model));
+  for (auto [key, path, where] :
+       {std::tuple{"cluster", &JobSpec::cluster, &JobSpec::cluster_location},
+        std::tuple{"model", &JobSpec::model, &JobSpec::model_location}}) {
+    JobParam p = P::text(
+        {.key = key, .default_text = "--" + std::string(key) + ", else the shipped default",
+         .help = "default " + std::string(key) +
+                 " file (relative: to the job file's folder, then the current directory, then "
+                 "the source tree)"},
+        [path = path](auto& s) -> auto& { return s.*path; });
+    p.read = [path = path, where = where](const ConfigNode& n, JobSpec& job) {
+      job.*path = n.as_string();
+      job.*where = n.location();
+    };
+    params.push_back(std::move(p));
+  }
   add(batch_params());
   add(sharding_params());
   add(communication_params());
