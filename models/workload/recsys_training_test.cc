@@ -347,8 +347,11 @@ TEST(RecsysTrainingTest, TablesThatDoNotFitInHbmRunFromHostMemory) {
   EXPECT_EQ(memory_overflows(costs, small_host).size(), 1u);
   EXPECT_THROW(simulate_recsys_training(small_host, model, j, 1, analytic), ConfigError);
   // A table the job lists keeps its own storage: one table back in HBM.
-  j.plan.push_back({.table = model.tables[0].name, .strategy = ShardingStrategy::kRowWise,
-                    .storage = EmbeddingStorage::kHbm});
+  PlannedTable listed;
+  listed.table = model.tables[0].name;
+  listed.strategy = ShardingStrategy::kRowWise;
+  listed.storage = EmbeddingStorage::kHbm;
+  j.plan.push_back(listed);
   EXPECT_EQ(recsys_context(cluster, model, j, 1).model->tables[0].storage, EmbeddingStorage::kHbm);
   cluster.gpu.hbm_capacity_bytes = 80e9;
   j = job(8192, "row_wise");
