@@ -64,7 +64,8 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (vm.count("help")) {
     out << "usage: trainsim shard --job FILE [--cluster FILE] [--model FILE] [--nodes N]\n\n"
            "Evaluates every applicable sharding strategy for the job's recommender on N nodes\n"
-           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, the greedy planner,\n"
+           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, the greedy "
+           "planner,\n"
            "HugeCTR's and TorchRec's, each also in 2D with one node per group when N > 1, and the\n"
            "job's own plan),\n"
            "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
@@ -85,10 +86,11 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::string network(models::network_model_names().name(network_model));
   const models::JobSpec job =
       models::load_job_spec(resolve_config_path(vm["job"].as<std::string>()));
-  const std::string cluster_path = vm.count("cluster") ? vm["cluster"].as<std::string>()
-                                                       : models::job_relative_path(job, job.cluster);
-  const std::string model_path = vm.count("model") ? vm["model"].as<std::string>()
-                                                   : models::job_relative_path(job, job.model);
+  const std::string cluster_path = vm.count("cluster")
+                                       ? vm["cluster"].as<std::string>()
+                                       : models::job_relative_path(job, job.cluster);
+  const std::string model_path =
+      vm.count("model") ? vm["model"].as<std::string>() : models::job_relative_path(job, job.model);
   if (cluster_path.empty()) throw UsageError("shard: give --cluster FILE (the job names none)");
   if (model_path.empty()) throw UsageError("shard: give --model FILE (the job names none)");
   const models::ClusterSpec cluster = models::load_cluster_spec(resolve_config_path(cluster_path));
@@ -123,6 +125,10 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       for (std::size_t b = 0; b < costs.ranks.size(); ++b) {
         sent += costs.embedding_bytes[a][b];
         received += costs.embedding_bytes[b][a];
+        if (a != b) {  // table-row-wise partial sums reduced inside the node
+          sent += costs.partial_bytes[a][b];
+          received += costs.partial_bytes[b][a];
+        }
         if (a / cluster.gpus_per_node != b / cluster.gpus_per_node)
           c.cross_node_bytes += costs.embedding_bytes[a][b];
       }
@@ -140,8 +146,8 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   text << "sharding plans for " << model->name << " on " << nodes << " node(s) of " << cluster.name
        << " (" << context.world << " GPUs, batch " << context.batch_per_gpu
        << " per GPU), ranked by step time (" << network << " network model)\n\n";
-  std::snprintf(line, sizeof line, "%-4s %-44s %10s %10s %10s %12s %12s %12s %10s %14s\n",
-                "rank", "plan", "step (ms)", "imbalance", "a2a/GPU", "cross-node", "replica/GPU",
+  std::snprintf(line, sizeof line, "%-4s %-44s %10s %10s %10s %12s %12s %12s %10s %14s\n", "rank",
+                "plan", "step (ms)", "imbalance", "a2a/GPU", "cross-node", "replica/GPU",
                 "memory/GPU", "fits", "torchrec (ms)");
   text << line;
   int rank = 0;
@@ -156,8 +162,8 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       torchrec_best = estimate;
     }
     std::snprintf(line, sizeof line,
-                  "%-4d %-44s %10s %9.2fx %8.1f MB %9.1f MB %9.1f MB %9.1f GB %10s %14.3f\n", ++rank,
-                  c.plan.name.substr(0, 44).c_str(),
+                  "%-4d %-44s %10s %9.2fx %8.1f MB %9.1f MB %9.1f MB %9.1f GB %10s %14.3f\n",
+                  ++rank, c.plan.name.substr(0, 44).c_str(),
                   c.fits ? std::to_string(to_milliseconds(c.step_time)).substr(0, 8).c_str() : "-",
                   c.imbalance, c.max_alltoall_bytes / 1e6, c.cross_node_bytes / 1e6,
                   c.replica_sync_bytes / 1e6, c.max_memory / 1e9, c.fits ? "yes" : "no",
@@ -165,16 +171,17 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     text << line;
     if (!c.fits) text << "       " << c.overflow << "\n";
   }
-  text << "\na2a/GPU: largest forward all-to-all bytes a GPU sends or receives per step (backward: "
-          "the same\n"
-          "again); cross-node: forward all-to-all bytes crossing nodes per step; replica/GPU: "
-          "bytes a GPU\n"
-          "all-reduces across replicas per step (2D); torchrec: TorchRec's planner estimate of "
-          "the plan's\n"
-          "embeddings (the largest GPU's lookup, update and exchange, nothing overlapped, ids "
-          "uniform over\n"
-          "row shards, no replica all-reduce) with this cluster's HBM, NVLink and NIC "
-          "bandwidths.\n";
+  text
+      << "\na2a/GPU: largest forward all-to-all bytes a GPU sends or receives per step, with the\n"
+         "partial sums table-row-wise shards reduce inside their node (backward: the same again);\n"
+         "cross-node: forward all-to-all bytes crossing nodes per step; replica/GPU: "
+         "bytes a GPU\n"
+         "all-reduces across replicas per step (2D); torchrec: TorchRec's planner estimate of "
+         "the plan's\n"
+         "embeddings (the largest GPU's lookup, update and exchange, nothing overlapped, ids "
+         "uniform over\n"
+         "row shards, no replica all-reduce) with this cluster's HBM, NVLink and NIC "
+         "bandwidths.\n";
   if (torchrec_first) {
     text << "TorchRec's estimate would rank first: " << torchrec_first->plan.name << " ("
          << printf_string("%.3f", 1e3 * torchrec_best) << " ms).\n";
@@ -191,9 +198,8 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
                   "Tables in host memory: %d of %zu; the top-ranked plan keeps up to %.1f GB of "
                   "rows and state per GPU there and moves up to %.1f MB per step over a GPU's host "
                   "link (%.0f GB/s each way).\n",
-                  static_cast<int>(in_host), context.model->tables.size(),
-                  top.max_host_bytes / 1e9, top.max_host_link_bytes / 1e6,
-                  context.host_link_bytes_per_s / 1e9);
+                  static_cast<int>(in_host), context.model->tables.size(), top.max_host_bytes / 1e9,
+                  top.max_host_link_bytes / 1e6, context.host_link_bytes_per_s / 1e9);
     text << host;
   }
   text << "\n";
@@ -213,7 +219,9 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const fs::path folder =
         fs::absolute(fs::path(vm["output"].as<std::string>())).lexically_normal().parent_path();
     auto relative = [&](const std::string& path) {
-      return fs::absolute(resolve_config_path(path)).lexically_normal().lexically_relative(folder)
+      return fs::absolute(resolve_config_path(path))
+          .lexically_normal()
+          .lexically_relative(folder)
           .string();
     };
     written.cluster = relative(cluster_path);

@@ -16,8 +16,8 @@ namespace {
 constexpr double kGB = 1e9;
 
 HopLatencyScales scales_of(const CollectiveTuning& t) {
-  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale,
-          t.ll_latency_scale, t.ll128_latency_scale};
+  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale, t.ll_latency_scale,
+          t.ll128_latency_scale};
 }
 
 Time launch_cost(const ClusterSpec& cluster, int gpus_per_thread) {
@@ -85,8 +85,8 @@ int channels_on(int c, int r, int streams) { return c / streams + (r < c % strea
 // with odd nodes swapping channels), so every inter-node hop stays on one rail, but for an odd
 // number of nodes the hop from the last node back to node 0 (both even), which changes rail.
 struct RingOrder {
-  std::vector<int> ranks;  // node-major order of the whole ring
-  std::vector<int> exit_nic;  // per node: NIC the hop to the next node leaves by
+  std::vector<int> ranks;      // node-major order of the whole ring
+  std::vector<int> exit_nic;   // per node: NIC the hop to the next node leaves by
   std::vector<int> entry_nic;  // per node: NIC the hop from the previous node enters by
 };
 
@@ -108,7 +108,8 @@ std::vector<RingOrder> ring_orders(const ClusterTopology& topo, int rings) {
     const int x = gpu_of_nic(topo, nic);
     const int y = (x + 1) % g;
     const auto& x_nics = topo.nics_of_gpu[x];
-    const int slot = static_cast<int>(std::find(x_nics.begin(), x_nics.end(), nic) - x_nics.begin());
+    const int slot =
+        static_cast<int>(std::find(x_nics.begin(), x_nics.end(), nic) - x_nics.begin());
     const int y_nic = nic_of(topo, y, slot);
     RingOrder ring;
     for (int n = 0; n < nodes; ++n) {
@@ -132,7 +133,8 @@ int distinct_rings(const ClusterTopology& topo, int channels) {
 }
 
 // Links of the hop from ring position i to i+1 (wrapping).
-void ring_hop(PathBuilder& path, const ClusterTopology& topo, const RingOrder& ring, std::size_t i) {
+void ring_hop(PathBuilder& path, const ClusterTopology& topo, const RingOrder& ring,
+              std::size_t i) {
   const int g = topo.gpus_per_node;
   const int a = ring.ranks[i];
   const int b = ring.ranks[(i + 1) % ring.ranks.size()];
@@ -201,7 +203,8 @@ struct Lowering {
     const int c = nccl_launched_channels(comm, Algorithm::kRing, protocol, request.bytes);
     const int streams = distinct_rings(topo, c);
     const auto orders = ring_orders(topo, streams);
-    const bool chain = request.op == CollectiveOp::kBroadcast || request.op == CollectiveOp::kReduce;
+    const bool chain =
+        request.op == CollectiveOp::kBroadcast || request.op == CollectiveOp::kReduce;
     const double steps = chain ? 1.0 : static_cast<double>(nccl_ring_steps(request.op, n)) / n;
     const NcclBandwidthCaps k = caps();
     const double wire = ring_wire(protocol);
@@ -210,8 +213,8 @@ struct Lowering {
       PathBuilder p = path();
       const RingOrder& ring = orders[r % orders.size()];
       if (chain) {
-        const auto at = std::find(ring.ranks.begin(), ring.ranks.end(), request.root) -
-                        ring.ranks.begin();
+        const auto at =
+            std::find(ring.ranks.begin(), ring.ranks.end(), request.root) - ring.ranks.begin();
         for (int i = 0; i + 1 < n; ++i) ring_hop(p, topo, ring, (at + i) % n);
       } else {
         for (int i = 0; i < n; ++i) ring_hop(p, topo, ring, i);
@@ -232,9 +235,10 @@ struct Lowering {
     const int nics = nodes() > 1 ? static_cast<int>(topo.nic_send_vertices[0].size()) : 1;
     const int streams = nodes() > 1 ? std::min(c, 2 * nics) : 1;
     const NcclBandwidthCaps k = caps();
-    const double eff = protocol == Protocol::kSimple  ? 0.92
-                       : protocol == Protocol::kLl128 ? 0.92 * (nodes() == 1 ? 7.0 / 9.0 : 120.0 / 128.0)
-                                                      : 0.92 / 3.8;
+    const double eff = protocol == Protocol::kSimple ? 0.92
+                       : protocol == Protocol::kLl128
+                           ? 0.92 * (nodes() == 1 ? 7.0 / 9.0 : 120.0 / 128.0)
+                           : 0.92 / 3.8;
     double per_channel = k.tree_per_channel;
     if (protocol == Protocol::kLl128) {
       per_channel = std::min(per_channel * (nodes() == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
@@ -366,7 +370,7 @@ struct Lowering {
     }
     const double eff =
         request.algorithm == Algorithm::kCollNetDirect && comm.arch >= GpuArch::kHopper ? 0.85
-                                                                                          : 1.0;
+                                                                                        : 1.0;
     in_network(1.0, eff);
   }
 
@@ -432,8 +436,8 @@ struct Lowering {
         const HopKind intra = comm.intra_nvlink ? HopKind::kNvlink : HopKind::kPcie;
         const int inter = nodes() - 1;
         us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
-             ((ranks() - 1 - inter) *
-                  nccl_hop_latency_us(comm, intra, Algorithm::kRing, protocol) * scales.of(intra) +
+             ((ranks() - 1 - inter) * nccl_hop_latency_us(comm, intra, Algorithm::kRing, protocol) *
+                  scales.of(intra) +
               inter * nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kRing, protocol) *
                   scales.network) *
                  scales.of(protocol);
@@ -503,7 +507,7 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
                  int gpus_per_thread) {
   if (comm.ranks == 1) return launch_cost(cluster, gpus_per_thread);  // nothing to exchange
   const HopLatencyScales scales = scales_of(cluster.collectives);
-  const HopKind hop = comm.nodes > 1 ? HopKind::kNetwork
+  const HopKind hop = comm.nodes > 1      ? HopKind::kNetwork
                       : comm.intra_nvlink ? HopKind::kNvlink
                                           : HopKind::kPcie;
   const double us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
@@ -516,8 +520,7 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
 // the destination rail's GPU across nodes with PXN; caps from NCCL's channels per peer.
 std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
                                          const ClusterTopology& topology, const NcclComm& comm,
-                                         const std::vector<std::vector<double>>& bytes,
-                                         bool pxn) {
+                                         const std::vector<std::vector<double>>& bytes, bool pxn) {
   const int p = topology.gpu_count();
   const int g = topology.gpus_per_node;
   const double eff_intra = cluster.collectives.p2p_nvlink_efficiency;
@@ -600,8 +603,8 @@ class StreamCollective final : public Collective {
     for (const auto& stage : lowered.stages) {
       std::vector<Flow> flows;
       for (const Stream& s : stage) {
-        flows.push_back(Flow{network.router().add_route(s.links), s.bytes_per_byte * bytes,
-                             s.rate_cap});
+        flows.push_back(
+            Flow{network.router().add_route(s.links), s.bytes_per_byte * bytes, s.rate_cap});
       }
       stages_.push_back(std::move(flows));
     }
@@ -663,9 +666,8 @@ double pipeline_fill(const NcclComm& comm, const CollectiveRequest& r) {
 
 std::string shape_key(const CollectiveRequest& r, Protocol p, int channels) {
   return std::to_string(static_cast<int>(r.op)) + "/" +
-         std::to_string(static_cast<int>(r.algorithm)) + "/" +
-         std::to_string(static_cast<int>(p)) + "/" + std::to_string(channels) + "/" +
-         std::to_string(r.root);
+         std::to_string(static_cast<int>(r.algorithm)) + "/" + std::to_string(static_cast<int>(p)) +
+         "/" + std::to_string(channels) + "/" + std::to_string(r.root);
 }
 
 }  // namespace
@@ -829,18 +831,20 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
     const Time latency = p2p_latency(cluster, comm, protocol, request.gpus_per_thread);
     if (topology.gpu_count() == 1) return latency;
     const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
-    return latency + plan_time(router, *p2p_plan(cluster, topology, comm,
-                                                 uniform_bytes(request, topology.gpu_count()),
-                                                 pxn));
+    return latency +
+           plan_time(router, *p2p_plan(cluster, topology, comm,
+                                       uniform_bytes(request, topology.gpu_count()), pxn));
   }
   // The streams' time scales with the size for a given shape (launched channels): cache it.
-  const int channels = request.algorithm == Algorithm::kRing || request.algorithm == Algorithm::kTree
-                           ? nccl_launched_channels(comm, request.algorithm, protocol, request.bytes)
-                           : 0;
+  const int channels =
+      request.algorithm == Algorithm::kRing || request.algorithm == Algorithm::kTree
+          ? nccl_launched_channels(comm, request.algorithm, protocol, request.bytes)
+          : 0;
   LoweredCollective lowered;
   double per_byte = 0.0;
   const std::string key = shape_key(request, protocol, channels);
-  const auto found = cache ? cache->seconds_per_byte.find(key) : decltype(cache->seconds_per_byte.end()){};
+  const auto found =
+      cache ? cache->seconds_per_byte.find(key) : decltype(cache->seconds_per_byte.end()){};
   if (cache && found != cache->seconds_per_byte.end()) {
     per_byte = found->second;
     Lowering l{router, cluster, topology, comm, request, protocol, {}};
@@ -925,12 +929,21 @@ Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopo
 std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
                                                      const ClusterTopology& topology,
                                                      const std::vector<std::vector<double>>& bytes,
-                                                     Algorithm algorithm) {
+                                                     Algorithm algorithm, bool per_node) {
   TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == topology.gpu_count(),
                   "byte matrix does not match the GPUs");
   TRAINSIM_ASSERT(algorithm == Algorithm::kDirect || algorithm == Algorithm::kTwoD,
                   "all-to-all runs direct or 2D");
-  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+  if (per_node) {
+    const int g = topology.gpus_per_node;
+    for (std::size_t a = 0; a < bytes.size(); ++a) {
+      for (std::size_t b = 0; b < bytes.size(); ++b) {
+        TRAINSIM_ASSERT(bytes[a][b] <= 0 || static_cast<int>(a) / g == static_cast<int>(b) / g,
+                        "a per-node all-to-all leaves its node");
+      }
+    }
+  }
+  const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return p2p_plan(cluster, topology, comm, bytes, algorithm == Algorithm::kTwoD);
 }
 
@@ -938,18 +951,19 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology,
                                            const std::vector<std::vector<double>>& bytes,
-                                           Algorithm algorithm) {
-  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+                                           Algorithm algorithm, bool per_node) {
+  const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return std::make_unique<PlanCollective>(
-      simulation, network, alltoallv_plan(cluster, topology, bytes, algorithm),
+      simulation, network, alltoallv_plan(cluster, topology, bytes, algorithm, per_node),
       p2p_latency(cluster, comm, Protocol::kSimple, 1));
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const std::vector<std::vector<double>>& bytes, Algorithm algorithm) {
-  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+                    const std::vector<std::vector<double>>& bytes, Algorithm algorithm,
+                    bool per_node) {
+  const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return p2p_latency(cluster, comm, Protocol::kSimple, 1) +
-         plan_time(router, *alltoallv_plan(cluster, topology, bytes, algorithm));
+         plan_time(router, *alltoallv_plan(cluster, topology, bytes, algorithm, per_node));
 }
 
 namespace {
@@ -967,9 +981,9 @@ LoweredCollective group_ring(Router& router, const ClusterSpec& cluster,
   const Protocol protocol = choice ? choice->protocol : Protocol::kSimple;
   out.latency = launch_cost(cluster, 1);
   if (n <= 1) return out;
-  out.latency += time_from_seconds(
-      1e-6 * nccl_latency_us(comm, CollectiveOp::kAllReduce, Algorithm::kRing, protocol, bytes,
-                             scales_of(cluster.collectives)));
+  out.latency +=
+      time_from_seconds(1e-6 * nccl_latency_us(comm, CollectiveOp::kAllReduce, Algorithm::kRing,
+                                               protocol, bytes, scales_of(cluster.collectives)));
   Stream s;
   for (int i = 0; i < n; ++i) {
     for (const LinkId l : router.links(router.route(vertices[i], vertices[(i + 1) % n]))) {

@@ -99,18 +99,22 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
 // (n, j), which the sender reaches over the node's fabric; the two legs are pipelined
 // (concurrent flows), aggregated per (sender, proxy) and (proxy, destination).
 // pick_alltoallv_algorithm() chooses what NCCL does (PXN on multi-node NVSwitch clusters).
+// `per_node`: the bytes stay inside nodes and each node runs them on a communicator of its own
+// GPUs (as many at once as there are nodes), whose channels all serve NVLink peers.
 Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology);
 std::shared_ptr<const class CollectivePlan> alltoallv_plan(
     const ClusterSpec& cluster, const ClusterTopology& topology,
-    const std::vector<std::vector<double>>& bytes, Algorithm algorithm = Algorithm::kDirect);
+    const std::vector<std::vector<double>>& bytes, Algorithm algorithm = Algorithm::kDirect,
+    bool per_node = false);
 std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology,
                                            const std::vector<std::vector<double>>& bytes,
-                                           Algorithm algorithm = Algorithm::kDirect);
+                                           Algorithm algorithm = Algorithm::kDirect,
+                                           bool per_node = false);
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
                     const std::vector<std::vector<double>>& bytes,
-                    Algorithm algorithm = Algorithm::kDirect);
+                    Algorithm algorithm = Algorithm::kDirect, bool per_node = false);
 
 // Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order, one per node: an NCCL
 // communicator of one GPU per node), as NCCL runs it.
@@ -124,7 +128,7 @@ Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,
 // The lowering itself, for tests and tools: streams (each a chain of hops, as explicit links)
 // in stages, and the fixed latency.
 struct Stream {
-  std::vector<LinkId> links;  // every hop's links, in order; repeats load a link again
+  std::vector<LinkId> links;    // every hop's links, in order; repeats load a link again
   double bytes_per_byte = 0.0;  // bytes each hop carries per byte of the operation
   double rate_cap = FlowNetwork::kUncapped;  // bytes/s
 };

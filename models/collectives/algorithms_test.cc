@@ -151,8 +151,7 @@ TEST(AlgorithmsTest, RingAcrossNodesUsesEveryRail) {
   EXPECT_EQ(flow_time(spec, 2, r), base(spec, 2, r) + transfer_time(2 * 7.0 / 8 * s, 100e9));
   // One NIC per node for 4 GPUs: all rings share it, busbw = 25 GB/s.
   const ClusterSpec one_nic = cluster(4, 1);
-  EXPECT_EQ(flow_time(one_nic, 2, r),
-            base(one_nic, 2, r) + transfer_time(2 * 7.0 / 8 * s, 25e9));
+  EXPECT_EQ(flow_time(one_nic, 2, r), base(one_nic, 2, r) + transfer_time(2 * 7.0 / 8 * s, 25e9));
 }
 
 TEST(AlgorithmsTest, RingsStayOnTheirRailsAndUseEveryNic) {
@@ -172,7 +171,8 @@ TEST(AlgorithmsTest, RingsStayOnTheirRailsAndUseEveryNic) {
     Router router(topology.topology);
     const NcclComm comm = make_nccl_comm(spec, 4);
     CollectiveRequest r = simple(CollectiveOp::kAllGather, Algorithm::kRing, 1e9);
-    const LoweredCollective lowered = lower_collective(router, spec, topology, comm, r, Protocol::kSimple);
+    const LoweredCollective lowered =
+        lower_collective(router, spec, topology, comm, r, Protocol::kSimple);
     std::set<LinkId> nic_links;
     for (const Stream& s : lowered.stages.at(0)) {
       for (const LinkId l : s.links) {
@@ -197,8 +197,10 @@ TEST(AlgorithmsTest, SendRecvLosesBandwidthAtScaleAllToAllDoesNot) {
   spec.collectives.p2p_channel_bandwidth = 12.5e9;
   const double s = 4e9;
   auto busbw = [&](CollectiveOp op, int nodes) {
-    const auto r = simple(op, op == CollectiveOp::kSendRecv ? Algorithm::kP2p : Algorithm::kTwoD, s);
-    return s / to_seconds(analytic_time(spec, nodes, r)) * bus_bandwidth_factor(op, nodes * 8) / 1e9;
+    const auto r =
+        simple(op, op == CollectiveOp::kSendRecv ? Algorithm::kP2p : Algorithm::kTwoD, s);
+    return s / to_seconds(analytic_time(spec, nodes, r)) * bus_bandwidth_factor(op, nodes * 8) /
+           1e9;
   };
   EXPECT_NEAR(busbw(CollectiveOp::kSendRecv, 2), 50.0, 0.5);
   EXPECT_NEAR(busbw(CollectiveOp::kSendRecv, 8), 25.0, 0.25);
@@ -296,10 +298,9 @@ TEST(AlgorithmsTest, DirectAllToAllClosedForm) {
   const double s = 8e8;
   const auto r = simple(CollectiveOp::kAllToAll, Algorithm::kDirect, s);
   const NcclComm comm = make_nccl_comm(spec, 1);
-  const Time software = time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing,
-                                                                      Protocol::kSimple));
-  EXPECT_EQ(flow_time(spec, 1, r),
-            software + 2 * kMicrosecond + transfer_time(7 * s / 8, 100e9));
+  const Time software =
+      time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing, Protocol::kSimple));
+  EXPECT_EQ(flow_time(spec, 1, r), software + 2 * kMicrosecond + transfer_time(7 * s / 8, 100e9));
 }
 
 TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
@@ -323,12 +324,34 @@ TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
   // NVLink legs (2 MB at 100 GB/s, 20 us) run alongside.
   Router router(topology.topology);
   const NcclComm comm = make_nccl_comm(spec, 2);
-  const Time software = time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing,
-                                                                      Protocol::kSimple));
+  const Time software =
+      time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing, Protocol::kSimple));
   EXPECT_EQ(alltoallv_time(router, spec, topology, bytes, Algorithm::kTwoD),
             software + 80 * kMicrosecond + 4 * kMicrosecond);
   // Direct: 12 flows of 1 MB; each NIC carries 2 MB each way as well.
   EXPECT_EQ(alltoallv_plan(spec, topology, bytes)->size(), 12u);
+}
+
+TEST(AlgorithmsTest, PerNodeAllToAllvRunsOnEachNodesOwnCommunicator) {
+  // 100 MB between every pair of GPUs inside each of 2 nodes of 8, nothing across. On one
+  // communicator per node every channel serves NVLink peers, so both nodes together take exactly
+  // what one node alone takes; on the 16-GPU communicator NCCL spreads its channels over network
+  // peers too, and at 5 GB/s per NVLink channel the peers' caps make it slower.
+  ClusterSpec spec = cluster(8);
+  spec.collectives.p2p_nvlink_channel_bandwidth = 5e9;
+  std::vector<std::vector<double>> two(16, std::vector<double>(16, 0.0));
+  std::vector<std::vector<double>> one(8, std::vector<double>(8, 0.0));
+  for (int a = 0; a < 16; ++a) {
+    for (int b = 0; b < 16; ++b) {
+      if (a != b && a / 8 == b / 8) two[a][b] = 1e8;
+      if (a < 8 && b < 8 && a != b) one[a][b] = 1e8;
+    }
+  }
+  const ClusterTopology t2 = build_cluster_topology(spec, 2), t1 = build_cluster_topology(spec, 1);
+  Router r2(t2.topology), r1(t1.topology);
+  const Time alone = alltoallv_time(r1, spec, t1, one);
+  EXPECT_EQ(alltoallv_time(r2, spec, t2, two, Algorithm::kDirect, /*per_node=*/true), alone);
+  EXPECT_GT(alltoallv_time(r2, spec, t2, two), alone);
 }
 
 TEST(AlgorithmsTest, SendRecvRunsOnTheChannelsNcclGivesAPeer) {
@@ -340,8 +363,8 @@ TEST(AlgorithmsTest, SendRecvRunsOnTheChannelsNcclGivesAPeer) {
   const auto r = simple(CollectiveOp::kSendRecv, Algorithm::kP2p, s);
   const NcclComm comm = make_nccl_comm(spec, 2);
   EXPECT_EQ(comm.p2p_channels_per_peer, 2);
-  const Time software = time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing,
-                                                                      Protocol::kSimple));
+  const Time software =
+      time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing, Protocol::kSimple));
   EXPECT_EQ(flow_time(spec, 2, r), software + 4 * kMicrosecond + transfer_time(s, 10e9));
   // One channel per peer (NCCL_NCHANNELS_PER_NET_PEER=1): 5 GB/s.
   spec.collectives.channels_per_net_peer = 1;
@@ -354,7 +377,7 @@ TEST(AlgorithmsTest, LatencyGrowsWithTheRing) {
   // nodes, plus the launch cost; 4 x 8 pays 62 steps, 6 across.
   ClusterSpec spec = cluster(8);
   spec.collectives.launch_latency = 5 * kMicrosecond;
-  spec.collectives.nvlink_latency_scale = 1.0 / 0.6;  // LL: 0.6 us per NVLink step
+  spec.collectives.nvlink_latency_scale = 1.0 / 0.6;    // LL: 0.6 us per NVLink step
   spec.collectives.network_latency_scale = 10.0 / 2.7;  // LL: 2.7 us per network step
   CollectiveRequest r{CollectiveOp::kAllReduce, Algorithm::kRing, 8};
   r.protocol = Protocol::kLl;

@@ -155,18 +155,17 @@ ShardingPlan hugectr_plan(const ShardingContext& context, int group_size, double
       p.ranks = all;
       continue;
     }
-    int buckets_holding = 0;
     for (std::size_t b = 0; b < best.buckets.size(); ++b) {
       const auto& held = best.buckets[b];
       if (std::find(held.begin(), held.end(), static_cast<int>(t)) == held.end()) continue;
-      ++buckets_holding;
       for (int g = 0; g < per_bucket; ++g) p.ranks.push_back(static_cast<int>(b) * per_bucket + g);
     }
-    // One GPU: table-wise. The GPUs of one node: table-row-wise (partial sums reduced inside the
-    // node first, as HugeCTR's hierarchical exchange). Otherwise row-wise over them all.
-    p.strategy = p.ranks.size() == 1                            ? ShardingStrategy::kTableWise
-                 : options.hierarchical && buckets_holding == 1 ? ShardingStrategy::kTableRowWise
-                                                                : ShardingStrategy::kRowWise;
+    // One GPU: table-wise. Whole nodes (hier_auto): table-row-wise, HugeCTR's hierarchical
+    // exchange (partial sums reduced inside each node, then sent on the requesters' rails).
+    // Otherwise (one node's GPUs, flat exchange) row-wise over them.
+    p.strategy = p.ranks.size() == 1    ? ShardingStrategy::kTableWise
+                 : options.hierarchical ? ShardingStrategy::kTableRowWise
+                                        : ShardingStrategy::kRowWise;
   }
   return plan;
 }

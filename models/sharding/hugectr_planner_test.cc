@@ -36,8 +36,9 @@ TEST(HugectrPlannerTest, ReproducesThePrintedMlperfPlanOnOneNode) {
   // [22,9,13,12,24] [14,11,15,16,5]: hotness 29 28 28 28 27 25 25 24, table 20 (100 ids) split
   // over GPUs 1-4. Ties among the one-id tables fall by the order of HugeCTR's sort, which this
   // planner (stable, by table) does not reproduce; every other table is where it printed it.
-  const std::vector<std::vector<int>> printed = {{21, 6, 17}, {20, 0},         {20, 1, 25},
-                                                 {20, 3, 7},  {20, 18, 2},     {19, 4, 23, 10, 8},
+  const std::vector<std::vector<int>> printed = {{21, 6, 17},         {20, 0},
+                                                 {20, 1, 25},         {20, 3, 7},
+                                                 {20, 18, 2},         {19, 4, 23, 10, 8},
                                                  {22, 9, 13, 12, 24}, {14, 11, 15, 16, 5}};
   std::vector<double> hotness(8, 0.0);
   std::vector<int> count(8, 0);
@@ -82,8 +83,8 @@ TEST(HugectrPlannerTest, SmallTablesGoDataParallelBelowTheThreshold) {
 
 TEST(HugectrPlannerTest, AcrossNodesItPlansPerNodeAndSplitsEachTableOverANodesGpus) {
   // hier_auto on 2 nodes of 8: the buckets are the nodes (memory 8 x 60 GB each); every
-  // model-parallel table is held by whole nodes, row-split over their GPUs (table-row-wise on
-  // one node, so partial sums are reduced inside it first).
+  // model-parallel table is held by whole nodes, row-split over their GPUs (table-row-wise:
+  // partial sums are reduced inside each node first, then sent on the requesters' rails).
   const RecsysModelSpec model = dlrm();
   const ShardingContext c = context(model, 16, 1056);
   HugectrPlannerOptions o;
@@ -100,8 +101,7 @@ TEST(HugectrPlannerTest, AcrossNodesItPlansPerNodeAndSplitsEachTableOverANodesGp
       EXPECT_EQ(p.ranks[k] % 8, static_cast<int>(k % 8)) << t;  // whole nodes, in GPU order
     }
     const int nodes = static_cast<int>(p.ranks.size()) / 8;
-    EXPECT_EQ(p.strategy,
-              nodes == 1 ? ShardingStrategy::kTableRowWise : ShardingStrategy::kRowWise);
+    EXPECT_EQ(p.strategy, ShardingStrategy::kTableRowWise);
     for (std::size_t k = 0; k < p.ranks.size(); k += 8) {
       node_hotness[p.ranks[k] / 8] += model.tables[t].pooling / nodes;
     }

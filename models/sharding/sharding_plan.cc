@@ -61,6 +61,7 @@ struct GroupCosts {
         local(group_size),
         ids(matrices ? group_size : 0, std::vector<double>(matrices ? group_size : 0, 0.0)),
         embeddings(ids),
+        partials(ids),
         replica_unique_bytes(group_size, 0.0) {}
 
   const ShardingContext& context;
@@ -70,8 +71,9 @@ struct GroupCosts {
   const double batch, communication_bytes, sync_bytes;
   std::vector<RankLoad> local;
   std::vector<std::vector<double>> ids, embeddings;  // [src][dst] inside the group
+  std::vector<std::vector<double>> partials;         // reduced inside nodes before `embeddings`
   std::vector<double> replica_unique_bytes;          // gradients synchronised across replicas
-  double global_sync_bytes = 0;                       // all-reduced over all GPUs
+  double global_sync_bytes = 0;                      // all-reduced over all GPUs
 };
 
 // One table's lookups, updates, memory and all-to-all bytes on the GPUs of its placement.
@@ -116,8 +118,10 @@ class TableCosts {
         const double b = g_.batch;
         const double unique = t_.access.expected_unique(b * t_.pooling, hot_ + 1, t_.rows);
         const Residence where = residence(b * t_.pooling, t_.rows - hot_);
+        replicated_ = true;
         for (int r = 0; r < g_.group; ++r)
           serve(r, b * t_.pooling * cold_mass_, unique, 1.0, b, t_.rows - hot_, where);
+        replicated_ = false;
         g_.global_sync_bytes += (t_.rows - hot_) * t_.dim * g_.sync_bytes;
         break;
       }
@@ -143,10 +147,21 @@ class TableCosts {
   }
 
   // GPU r serves `lookups` (`unique` distinct rows) of `width_fraction` of the row for `samples`
-  // samples (a pooled vector each) and holds `rows_held` rows, stored as `where` says.
+  // samples (a pooled vector each) and holds `rows_held` rows, stored as `where` says; counted
+  // as replicated work too while `replicated_` is set.
   void serve(int r, double lookups, double unique, double width_fraction, double samples,
              double rows_held, const Residence& where) {
     RankLoad& l = g_.local[r];
+    const double lookup_before = l.lookup_seconds, update_before = l.update_seconds;
+    serve_kernels(l, lookups, unique, width_fraction, samples, rows_held, where);
+    if (replicated_) {
+      l.replicated_lookup_seconds += l.lookup_seconds - lookup_before;
+      l.replicated_update_seconds += l.update_seconds - update_before;
+    }
+  }
+
+  void serve_kernels(RankLoad& l, double lookups, double unique, double width_fraction,
+                     double samples, double rows_held, const Residence& where) {
     const GpuSpec& gpu = g_.context.gpu;
     EmbeddingKernelWork work;
     work.lookups = lookups;
@@ -171,11 +186,11 @@ class TableCosts {
     }
     const double host = g_.context.host_link_bytes_per_s;
     if (!(host > 0)) {
-      throw ConfigError(t_.location,
-                        "table '" + t_.name + "' lives in host memory (sharding.storage " +
-                            std::string(storage_names().name(where.storage)) +
-                            "), but the cluster gives no GPU host link bandwidth "
-                            "(gpu.host_to_device_bandwidth)");
+      throw ConfigError(t_.location, "table '" + t_.name +
+                                         "' lives in host memory (sharding.storage " +
+                                         std::string(storage_names().name(where.storage)) +
+                                         "), but the cluster gives no GPU host link bandwidth "
+                                         "(gpu.host_to_device_bandwidth)");
     }
     l.host_bytes += rows_held * (work.row_bytes + work.state_bytes);
     if (where.storage == EmbeddingStorage::kUvm) {
@@ -221,14 +236,27 @@ class TableCosts {
   void exchange(int owner, int requester, double id_share, double width_fraction,
                 double share_of_output) {
     const double b = g_.batch;
-    const double id_bytes = b * t_.pooling * id_share * kIdBytes;
     const double vectors = t_.sequence ? t_.pooling * id_share : share_of_output;
-    const double embedding_bytes = b * vectors * t_.dim * width_fraction * g_.communication_bytes;
-    move(requester, owner, id_bytes);
-    move(owner, requester, embedding_bytes);
-    if (!g_.matrices) return;
-    g_.ids[requester][owner] += id_bytes;
-    g_.embeddings[owner][requester] += embedding_bytes;
+    send_ids(requester, owner, id_share);
+    move_embeddings(owner, requester,
+                    b * vectors * t_.dim * width_fraction * g_.communication_bytes);
+  }
+
+  void send_ids(int requester, int owner, double id_share) {
+    const double bytes = g_.batch * t_.pooling * id_share * kIdBytes;
+    move(requester, owner, bytes);
+    if (g_.matrices) g_.ids[requester][owner] += bytes;
+  }
+
+  void move_embeddings(int from, int to, double bytes) {
+    move(from, to, bytes);
+    if (g_.matrices) g_.embeddings[from][to] += bytes;
+  }
+
+  // Partial sums reduced inside a node before the exchange (table-row-wise).
+  void move_partial(int from, int to, double bytes) {
+    move(from, to, bytes);
+    if (g_.matrices) g_.partials[from][to] += bytes;
   }
 
   // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
@@ -237,7 +265,9 @@ class TableCosts {
     const double local_lookups = b * t_.pooling * t_.access.mass(1, hot_);
     const double unique = t_.access.expected_unique(b * t_.pooling, 1, hot_);
     // Replicated hot rows stay in HBM whatever the table's storage.
+    replicated_ = true;
     for (int r = 0; r < g_.group; ++r) serve(r, local_lookups, unique, 1.0, b, hot_, Residence{});
+    replicated_ = false;
     g_.global_sync_bytes += hot_ * t_.dim * g_.sync_bytes;
   }
 
@@ -256,29 +286,66 @@ class TableCosts {
       unique[s] -= -std::expm1(draws_ * std::log1p(-pk));
       if (g_.groups > 1) unique_all[s] -= -std::expm1(all_draws_ * std::log1p(-pk));
     }
-    const bool table_row_wise = p_.strategy == ShardingStrategy::kTableRowWise;
+    // Table-row-wise (pooled tables): the shards of each node reduce their partial sums there
+    // first, then the node's reduced sums go out on the requesters' rails (reduced_exchange).
+    const bool reduce_in_node = p_.strategy == ShardingStrategy::kTableRowWise && !t_.sequence;
     // Each shard caches its share of the rows and sees its share of the lookups: the table's
     // miss ratio (hashing spreads the popular rows evenly).
     const Residence where = residence(draws_, t_.rows - hot_);
     for (int s = 0; s < shards; ++s) {
       const int o = p_.ranks[s];
-      serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0,
-            g_.batch * g_.group, (t_.rows - hot_) / shards, where);
+      serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0, g_.batch * g_.group,
+            (t_.rows - hot_) / shards, where);
       g_.replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t_.dim * g_.sync_bytes;
-      // Row-wise: every shard returns a partial sum for every sample. Table-row-wise: partial
-      // sums are reduce-scattered inside the owning node first (each owner then returns 1/shards
-      // of the samples), then sent on.
+      // Row-wise: every shard returns a partial sum for every sample.
       for (int r = 0; r < g_.group; ++r) {
-        exchange(o, r, std::max(0.0, mass[s]), 1.0, table_row_wise ? 1.0 / shards : 1.0);
-      }
-      if (table_row_wise && !t_.sequence) {
-        for (const int other : p_.ranks) {
-          if (other == o) continue;
-          const double partial =
-              g_.batch * g_.group * t_.dim * g_.communication_bytes / (shards * shards);
-          move(o, other, partial);
-          if (g_.matrices) g_.embeddings[o][other] += partial;
+        if (reduce_in_node) {
+          send_ids(r, o, std::max(0.0, mass[s]));
+        } else {
+          exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0);
         }
+      }
+    }
+    if (reduce_in_node) reduced_exchange();
+  }
+
+  // HugeCTR's hierarchical exchange (HierModelParallelEmbedding) and TorchRec's TWRW output
+  // (TwRwPooledEmbeddingDist: a reduce-scatter inside the host, then an all-to-all among the ranks
+  // of one local rank across hosts): every shard holds a partial sum for every sample of the
+  // group (dense buffers, a vector per sample). Inside each owning node, shard o sends the partial
+  // sums for the samples of the requesters of local index j to the node's GPU of that index (the
+  // node's reducer for rail j), which adds them up; each reducer then sends every requester on
+  // its rail one vector per sample (nothing when the requester is the reducer itself). A
+  // requester holding rows in k nodes adds k partial sums. The backward runs it the other way:
+  // the gradients go back on the rails, then are gathered to every shard of the node.
+  void reduced_exchange() {
+    const int gpn = std::max(1, g_.context.gpus_per_node);
+    std::vector<std::vector<int>> owners;  // per owning node, its shards in local-index order
+    std::vector<int> node_of;
+    for (const int o : p_.ranks) {
+      const int n = o / gpn;
+      auto it = std::find(node_of.begin(), node_of.end(), n);
+      if (it == node_of.end()) {
+        node_of.push_back(n);
+        owners.emplace_back();
+        it = node_of.end() - 1;
+      }
+      owners[it - node_of.begin()].push_back(o);
+    }
+    const double vector_bytes = t_.dim * g_.communication_bytes;
+    for (auto& in_node : owners) {
+      std::sort(in_node.begin(), in_node.end());
+      const auto reducer = [&](int requester) {
+        const int j = requester % gpn;
+        for (const int o : in_node) {
+          if (o % gpn == j) return o;
+        }
+        return in_node[static_cast<std::size_t>(j) % in_node.size()];
+      };
+      for (int r = 0; r < g_.group; ++r) {
+        const int to = reducer(r);
+        for (const int o : in_node) move_partial(o, to, g_.batch * vector_bytes);
+        move_embeddings(to, r, g_.batch * vector_bytes);
       }
     }
   }
@@ -293,8 +360,8 @@ class TableCosts {
     }
     const Residence where = residence(draws_, t_.rows - hot_);
     for (const int o : p_.ranks) {
-      serve(o, draws_ * cold_mass_, cold_unique_, 1.0 / shards, g_.batch * g_.group,
-            t_.rows - hot_, where);
+      serve(o, draws_ * cold_mass_, cold_unique_, 1.0 / shards, g_.batch * g_.group, t_.rows - hot_,
+            where);
       g_.replica_unique_bytes[o] += cold_unique_all_ * t_.dim / shards * g_.sync_bytes;
       for (int r = 0; r < g_.group; ++r) exchange(o, r, cold_mass_, 1.0 / shards, 1.0);
     }
@@ -308,6 +375,7 @@ class TableCosts {
   const double all_draws_;  // over all replicas
   const double state_per_row_;
   double cold_unique_ = 0, cold_unique_all_ = 0;
+  bool replicated_ = false;  // serving replicated rows (data-parallel, hot-row copies)
 };
 
 }  // namespace
@@ -347,6 +415,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   if (g.matrices) {
     costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
     costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
+    costs.partial_bytes.assign(world, std::vector<double>(world, 0.0));
   }
   const double dense_state = model.dense_state_bytes();
   const double activation_bytes = context.batch_per_gpu * model.activation_bytes_per_example();
@@ -357,15 +426,27 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       l.dense_bytes = dense_state;
       l.activation_bytes = activation_bytes;
       for (int o = 0; o < side; ++o) {
-        l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r];
+        l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r] +
+                          g.partials[r][o] + g.partials[o][r];
         costs.id_bytes[k * group + r][k * group + o] = g.ids[r][o];
         costs.embedding_bytes[k * group + r][k * group + o] = g.embeddings[r][o];
+        costs.partial_bytes[k * group + r][k * group + o] = g.partials[r][o];
       }
       if (groups > 1) l.replica_sync_bytes = g.replica_unique_bytes[r];
-      if (l.lookups > 0) {  // one table-batched forward call and one backward call
-        const double launch = to_seconds(context.gpu.kernel_launch_latency);
+      // One table-batched forward call and one backward call for the sharded tables, and as
+      // many for the replicated ones.
+      const double launch = to_seconds(context.gpu.kernel_launch_latency);
+      const bool sharded = l.lookup_seconds > l.replicated_lookup_seconds;
+      const bool replicated = l.replicated_lookup_seconds > 0;
+      if (l.lookups > 0 && (sharded || !replicated)) {
         l.lookup_seconds += launch;
         l.update_seconds += launch;
+      }
+      if (replicated) {
+        l.lookup_seconds += launch;
+        l.update_seconds += launch;
+        l.replicated_lookup_seconds += launch;
+        l.replicated_update_seconds += launch;
       }
       costs.ranks[k * group + r] = l;
     }
@@ -1004,8 +1085,10 @@ ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context
   // strategy: plan).
   ShardingPlan plan =
       job.sharding == "greedy" || job.sharding == "plan" ? greedy_plan(context, group, job.hot_rows)
-      : job.sharding == "hugectr" ? hugectr_plan(context, group, job.hot_rows, hugectr_options(job, context, group))
-      : job.sharding == "torchrec" ? torchrec_plan(context, group, job.hot_rows)
+      : job.sharding == "hugectr"
+          ? hugectr_plan(context, group, job.hot_rows, hugectr_options(job, context, group))
+      : job.sharding == "torchrec"
+          ? torchrec_plan(context, group, job.hot_rows)
           : uniform_plan(*parse_strategy(job.sharding), context, group, job.hot_rows);
   if (job.plan.empty()) return plan;
   const RecsysModelSpec& model = *context.model;

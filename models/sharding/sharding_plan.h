@@ -6,8 +6,10 @@
 // rank (unequal under skew), the bytes to all-reduce across replicas, and memory against HBM.
 //
 // Strategies (per table): table-wise (one GPU), row-wise (rows hashed over the group), column-wise
-// (columns split over k GPUs), table-row-wise (row-wise over the GPUs of one node), data-parallel
-// (replicated everywhere, gradients all-reduced). Hot-row replication copies the most popular rows
+// (columns split over k GPUs), table-row-wise (row-wise over the GPUs of one or more nodes, the
+// partial sums reduced inside each node and sent on the requesters' rails, as HugeCTR's
+// hierarchical exchange and TorchRec's TWRW run it), data-parallel (replicated everywhere,
+// gradients all-reduced). Hot-row replication copies the most popular rows
 // to every GPU: their lookups stay local and their gradients are all-reduced.
 #pragma once
 
@@ -47,14 +49,19 @@ struct ShardingContext {
 };
 
 struct RankLoad {
-  double lookups = 0;          // ids looked up on this GPU per step (including local hot rows)
-  double unique_rows = 0;      // distinct rows among them
+  double lookups = 0;      // ids looked up on this GPU per step (including local hot rows)
+  double unique_rows = 0;  // distinct rows among them
   // HBM bytes of the table-batched embedding kernels (embedding_kernels.h), forward and backward
   // with the optimizer update, and their time at the GPU's achieved fractions, each with a launch.
   double lookup_bytes = 0;
   double update_bytes = 0;
   double lookup_seconds = 0;
   double update_seconds = 0;
+  // The part of those two for replicated rows (data-parallel tables, hot-row copies): looked up
+  // locally without waiting for the id all-to-all, updated once their gradients are all-reduced
+  // (HugeCTR runs them on a stream of their own; TorchRec leaves them to the dense optimizer).
+  double replicated_lookup_seconds = 0;
+  double replicated_update_seconds = 0;
   double parameter_bytes = 0;  // embedding shards, hot-row copies and row caches held in HBM
   double optimizer_bytes = 0;  // in HBM
   // Tables in host memory (storage uvm, uvm_caching): the rows and state this GPU's shards keep
@@ -80,6 +87,10 @@ struct ShardCosts {
   // (the backward all-to-all sends gradients of the same size the other way).
   std::vector<std::vector<double>> id_bytes;
   std::vector<std::vector<double>> embedding_bytes;
+  // Per step, [src][dst] inside nodes: table-row-wise partial sums reduced onto each node's GPU
+  // of the requester's rail before `embedding_bytes` leave (the backward gathers the gradients
+  // back the other way after them). Empty of bytes without table-row-wise tables.
+  std::vector<std::vector<double>> partial_bytes;
   double global_sync_bytes =
       0;           // all-reduced over all GPUs per step: data-parallel tables, hot rows
   int groups = 1;  // replicas (2D)
@@ -115,9 +126,9 @@ ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, dou
 // options (table-wise, column-wise in blocks of 128 columns, table-row-wise over a node,
 // row-wise, data-parallel where a replica fits) costed as the greedy planner costs them; a greedy
 // proposer (each table at its cheapest option, then its next-cheapest kept while the rating
-// improves or the proposal does not fit) and a uniform one (one sharding type for every table); the greedy partitioner (each
-// shard on the least loaded GPU, or node, with memory for it); the rating is the most loaded
-// GPU's cost, and the best rated proposal that fits is returned.
+// improves or the proposal does not fit) and a uniform one (one sharding type for every table); the
+// greedy partitioner (each shard on the least loaded GPU, or node, with memory for it); the rating
+// is the most loaded GPU's cost, and the best rated proposal that fits is returned.
 ShardingPlan torchrec_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
 
 // Predicted embedding time (lookup + update) of a rank, the cost the planner balances.

@@ -130,6 +130,52 @@ TEST(ShardingPlanTest, ColumnWiseShardsReturnTheirColumnsForEverySample) {
   EXPECT_DOUBLE_EQ(c.imbalance(), 2.0);  // GPUs 2 and 3 serve nothing: max 2x the mean
 }
 
+TEST(ShardingPlanTest, TableRowWiseReducesInsideEachNodeThenSendsOnTheRails) {
+  // 2 nodes of 2 GPUs, batch 100, dim 8 fp32 (a pooled vector is 32 B, a batch's 3200 B).
+  // Table 0 row-wise over node 0 (GPUs 0, 1); table 1 over both nodes.
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 4, 2);
+  ShardingPlan one{"twrw",
+                   4,
+                   {{ShardingStrategy::kTableRowWise, {0, 1}, 0},
+                    {ShardingStrategy::kDataParallel, {0, 1, 2, 3}, 0}}};
+  const ShardCosts c = compute_shard_costs(one, ctx);
+  // Each shard holds a partial sum for all 400 samples. GPU 0 reduces the samples of rail 0
+  // (GPUs 0 and 2), GPU 1 those of rail 1: shard 0 sends GPU 1 its partials for GPUs 1 and 3
+  // (2 x 3200 B), and the other way round; nothing else moves inside a node.
+  EXPECT_DOUBLE_EQ(c.partial_bytes[0][1], 6400);
+  EXPECT_DOUBLE_EQ(c.partial_bytes[1][0], 6400);
+  EXPECT_DOUBLE_EQ(c.partial_bytes[2][3] + c.partial_bytes[3][2], 0);
+  // Then each reducer sends one vector per sample to the requester on its rail in node 1.
+  EXPECT_DOUBLE_EQ(c.embedding_bytes[0][2], 3200);
+  EXPECT_DOUBLE_EQ(c.embedding_bytes[1][3], 3200);
+  EXPECT_DOUBLE_EQ(c.embedding_bytes[0][3] + c.embedding_bytes[1][2], 0);  // off the rails
+  EXPECT_DOUBLE_EQ(c.embedding_bytes[0][1] + c.embedding_bytes[1][0], 0);  // reduced already
+  // Every GPU still sends each shard the ids hashed to it (share = its rows / 1000).
+  int rows0 = 0;
+  for (int k = 1; k <= 1000; ++k) rows0 += AccessDistribution::shard_of(k, 2, ctx.hash_salt) == 0;
+  EXPECT_NEAR(c.id_bytes[3][0], 100 * 2 * 8 * rows0 / 1000.0, 1e-9);
+
+  // Over both nodes: each node reduces its own shards' partial sums (6400 B each way inside
+  // it) and every GPU gets one partial sum per sample from the other node, on its rail; it adds
+  // the two.
+  ShardingPlan both{"twrw",
+                    4,
+                    {{ShardingStrategy::kTableRowWise, {0, 1, 2, 3}, 0},
+                     {ShardingStrategy::kDataParallel, {0, 1, 2, 3}, 0}}};
+  const ShardCosts d = compute_shard_costs(both, ctx);
+  for (const auto& [a, b] : {std::pair{0, 1}, {1, 0}, {2, 3}, {3, 2}}) {
+    EXPECT_DOUBLE_EQ(d.partial_bytes[a][b], 6400) << a << b;
+    EXPECT_DOUBLE_EQ(d.embedding_bytes[a][(a + 2) % 4], 3200) << a;
+    EXPECT_DOUBLE_EQ(d.embedding_bytes[a][b], 0) << a << b;
+  }
+  // The forward exchange a GPU sends: ids to the 3 other shards, 6400 B of partial sums inside
+  // the node, 3200 B across.
+  double ids = 0;
+  for (int b = 0; b < 4; ++b) ids += b == 0 ? 0 : d.id_bytes[0][b];
+  EXPECT_NEAR(d.ranks[0].sent_local + d.ranks[0].sent_remote, ids + 6400 + 3200, 1e-9);
+}
+
 TEST(ShardingPlanTest, GreedyPlannerSplitsASkewedHeavyTableWithoutTheHotShard) {
   // One heavy Zipf(1.2) table and four light ones on 4 GPUs. Row-wise by hash leaves the shard
   // with the hottest row overloaded; the planner, costing each split with its skew, picks one

@@ -132,15 +132,18 @@ void check_plan_fits(const JobSpec& job, const ShardingPlan& plan, const ShardCo
 // What every step of the recommender repeats: durations and bytes that do not change.
 struct RecsysStep {
   DenseTimes dense;
-  Time h2d = 0;           // the batch's host-to-device copy
-  Time dense_update = 0;  // the dense optimizer reads and writes the dense state once
-  bool overlap = false;   // dense gradient buckets all-reduced during backward
+  Time h2d = 0;              // the batch's host-to-device copy
+  Time dense_update = 0;     // the dense optimizer reads and writes the dense state once
+  bool overlap = false;      // dense gradient buckets all-reduced during backward
   bool async_wgrad = false;  // weight gradients after the data gradients, off the critical path
   std::vector<BackwardChunk> top_chunks;
-  std::vector<double> bucket_bytes;              // dense gradient all-reduce per bucket
-  std::vector<std::vector<double>> grad_bytes;   // gradient all-to-all, [src][dst]
+  std::vector<double> bucket_bytes;             // dense gradient all-reduce per bucket
+  std::vector<std::vector<double>> grad_bytes;  // gradient all-to-all, [src][dst]
+  // Table-row-wise partial sums: reduced inside nodes before the embedding all-to-all, and
+  // their gradients gathered back to the shards after the gradient all-to-all (none: empty).
+  std::vector<std::vector<double>> partial_grad_bytes;
   Algorithm all_to_all_algorithm = Algorithm::kDirect;
-  int group = 1, groups = 1;                     // 2D sharding: GPUs per group, replicas
+  int group = 1, groups = 1;                         // 2D sharding: GPUs per group, replicas
   std::vector<std::vector<VertexId>> replica_rings;  // per group position, over the groups
 };
 
@@ -180,6 +183,16 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) st.grad_bytes[a][b] = costs.embedding_bytes[b][a];
   }
+  bool partials = false;
+  for (const auto& row : costs.partial_bytes) {
+    for (const double b : row) partials = partials || b > 0;
+  }
+  if (partials) {
+    st.partial_grad_bytes.assign(ranks, std::vector<double>(ranks, 0.0));
+    for (int a = 0; a < ranks; ++a) {
+      for (int b = 0; b < ranks; ++b) st.partial_grad_bytes[a][b] = costs.partial_bytes[b][a];
+    }
+  }
   st.all_to_all_algorithm = job.all_to_all_algorithm
                                 ? *job.all_to_all_algorithm
                                 : pick_alltoallv_algorithm(cluster, runner.topology());
@@ -199,7 +212,11 @@ struct StepCollectives {
   Collective* ids = nullptr;         // id all-to-all
   Collective* embeddings = nullptr;  // pooled-embedding all-to-all (forward)
   Collective* gradients = nullptr;   // embedding-gradient all-to-all (backward)
-  std::vector<Collective*> dense;    // per dense gradient bucket (null: no bytes)
+  // Table-row-wise: partial sums reduced in the node before `embeddings`, their gradients
+  // gathered back after `gradients` (null: none).
+  Collective* partials = nullptr;
+  Collective* partial_gradients = nullptr;
+  std::vector<Collective*> dense;         // per dense gradient bucket (null: no bytes)
   Collective* replicated_rows = nullptr;  // data-parallel tables and hot rows, over all GPUs
   std::vector<Collective*> replicas;      // per group position (2D; null: none)
 };
@@ -211,6 +228,11 @@ StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const
   c.ids = ids ? ids : runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
   c.embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
   c.gradients = runner.all_to_all(st.grad_bytes, st.all_to_all_algorithm);
+  if (!st.partial_grad_bytes.empty()) {
+    c.partials = runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
+    c.partial_gradients =
+        runner.all_to_all(st.partial_grad_bytes, st.all_to_all_algorithm, /*per_node=*/true);
+  }
   auto all_reduce = [&](double bytes) {
     return runner.all_reduce(bytes, runner.pick_all_reduce(bytes, job.all_reduce_algorithm));
   };
@@ -240,8 +262,9 @@ struct ForwardTasks {
   TaskId start, bottom, top;
 };
 ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collective* ids_all_to_all,
-                              Collective* embeddings_all_to_all, const RankLoad& load, int s,
-                              int r, std::optional<TaskId> previous_start, const std::string& kind,
+                              Collective* partials, Collective* embeddings_all_to_all,
+                              const RankLoad& load, int s, int r,
+                              std::optional<TaskId> previous_start, const std::string& kind,
                               const std::optional<Prefetched>& prefetched = std::nullopt) {
   const std::string sfx = " #" + std::to_string(s);
   ForwardTasks f;
@@ -260,17 +283,33 @@ ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collecti
   f.bottom = runner.compute("bottom MLP forward" + sfx, r, st.dense.bottom_forward);
   runner.depend(f.start, f.bottom);
   runner.depend(copy, f.bottom);
-  const TaskId lookup =
-      runner.compute("embedding lookup" + sfx, r,
-                     time_from_seconds(load.lookup_seconds, kEmbeddingTime));
+  // The sharded tables' lookup needs the id all-to-all; the replicated rows' (data-parallel
+  // tables, hot-row copies) only the batch, and runs while the pooled embeddings are exchanged.
+  const TaskId lookup = runner.compute(
+      "embedding lookup" + sfx, r,
+      time_from_seconds(load.lookup_seconds - load.replicated_lookup_seconds, kEmbeddingTime));
   runner.depend(f.start, lookup);
   runner.depend(ids, lookup);
+  std::optional<TaskId> replicated;
+  if (load.replicated_lookup_seconds > 0) {
+    replicated = runner.compute("replicated embedding lookup" + sfx, r,
+                                time_from_seconds(load.replicated_lookup_seconds, kEmbeddingTime));
+    runner.depend(f.start, *replicated);
+    runner.depend(copy, *replicated);
+  }
+  TaskId looked_up = lookup;
+  if (partials) {
+    looked_up = runner.join("embedding partial-sum reduce" + sfx, r, partials, r,
+                            StepCollective::kEmbeddingAllToAll);
+    runner.depend(lookup, looked_up);
+  }
   const TaskId fwd = runner.join("embedding all-to-all" + sfx, r, embeddings_all_to_all, r,
                                  StepCollective::kEmbeddingAllToAll);
-  runner.depend(lookup, fwd);
+  runner.depend(looked_up, fwd);
   f.top = runner.compute("interaction and top forward" + sfx, r, st.dense.top_forward);
   runner.depend(fwd, f.top);
   runner.depend(f.bottom, f.top);
+  if (replicated) runner.depend(*replicated, f.top);
   return f;
 }
 
@@ -280,12 +319,12 @@ ForwardTasks add_rank_forward(StepRunner& runner, const RecsysStep& st, Collecti
 // issue now (on the prefetch stream, after that batch's copy), or null. Returns this step's
 // start, and what it prefetched.
 std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
-    StepRunner& runner, const RecsysStep& st, const StepCollectives& c, const RankLoad& load,
-    int s, int r, std::optional<TaskId> previous_start,
-    const std::optional<Prefetched>& prefetched, Collective* next_ids) {
+    StepRunner& runner, const RecsysStep& st, const StepCollectives& c, const RankLoad& load, int s,
+    int r, std::optional<TaskId> previous_start, const std::optional<Prefetched>& prefetched,
+    Collective* next_ids) {
   const std::string sfx = " #" + std::to_string(s);
-  const ForwardTasks forward = add_rank_forward(runner, st, c.ids, c.embeddings, load, s, r,
-                                                previous_start, "", prefetched);
+  const ForwardTasks forward = add_rank_forward(runner, st, c.ids, c.partials, c.embeddings, load,
+                                                s, r, previous_start, "", prefetched);
   const TaskId start = forward.start;
   std::optional<Prefetched> next;
   if (next_ids) {
@@ -323,16 +362,25 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
   }
   // The comm stream runs in program order: with async weight gradients the gradient all-to-all
   // goes before the buckets of the weight gradients.
+  // Table-row-wise: the gradients then gathered to every shard of the node.
+  const auto gradient_exchange = [&](TaskId after) {
+    TaskId t = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
+                           StepCollective::kGradientAllToAll);
+    runner.depend(after, t);
+    if (c.partial_gradients) {
+      const TaskId gather = runner.join("embedding gradient gather" + sfx, r, c.partial_gradients,
+                                        r, StepCollective::kGradientAllToAll);
+      runner.depend(t, gather);
+      t = gather;
+    }
+    return t;
+  };
   std::optional<TaskId> bwd_early;
-  if (st.async_wgrad) {
-    bwd_early = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
-                            StepCollective::kGradientAllToAll);
-    runner.depend(top_bwd, *bwd_early);
-  }
+  if (st.async_wgrad) bwd_early = gradient_exchange(top_bwd);
   for (std::size_t k = 0; k < st.top_chunks.size(); ++k) {
     const std::string part = st.top_chunks.size() > 1 ? " part " + std::to_string(k) : "";
-    const Time time = st.async_wgrad ? st.top_chunks[k].time - st.top_chunks[k].time / 2
-                                     : st.top_chunks[k].time;
+    const Time time =
+        st.async_wgrad ? st.top_chunks[k].time - st.top_chunks[k].time / 2 : st.top_chunks[k].time;
     const TaskId chunk = runner.compute(
         (st.async_wgrad ? "interaction and top weight gradients" : "interaction and top backward") +
             part + sfx,
@@ -342,40 +390,46 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
     if (st.overlap && k + 1 < st.top_chunks.size()) dense_all_reduce(k, chunk);
   }
   TaskId bwd = bwd_early ? *bwd_early : TaskId{};
-  if (!bwd_early) {
-    bwd = runner.join("gradient all-to-all" + sfx, r, c.gradients, r,
-                      StepCollective::kGradientAllToAll);
-    runner.depend(top_bwd, bwd);
-  }
+  if (!bwd_early) bwd = gradient_exchange(top_bwd);
   const TaskId bottom_bwd =
       runner.compute("bottom MLP backward" + sfx, r, 2 * st.dense.bottom_forward);
   runner.depend(top_bwd, bottom_bwd);
-  // Embedding gradients: synchronised across replicas (2D) and for replicated rows, then applied
-  // to the shards.
-  std::vector<TaskId> syncs;
+  // Embedding gradients: the shards' synchronised across replicas (2D), then applied; the
+  // replicated rows' all-reduced over all GPUs, then applied (on their own: the shards' update
+  // does not wait for them).
+  std::optional<TaskId> replica_sync, replicated_sync;
   if (Collective* replica = c.replicas[r % st.group]) {
-    syncs.push_back(runner.join("replica all-reduce" + sfx, r, replica, r / st.group,
-                                  StepCollective::kEmbeddingSync));
-    runner.depend(bwd, syncs.back());
+    replica_sync = runner.join("replica all-reduce" + sfx, r, replica, r / st.group,
+                               StepCollective::kEmbeddingSync);
+    runner.depend(bwd, *replica_sync);
   }
   if (c.replicated_rows) {
-    syncs.push_back(runner.join("replicated-rows all-reduce" + sfx, r, c.replicated_rows, r,
-                                  StepCollective::kEmbeddingSync));
-    runner.depend(bwd, syncs.back());
+    replicated_sync = runner.join("replicated-rows all-reduce" + sfx, r, c.replicated_rows, r,
+                                  StepCollective::kEmbeddingSync);
+    runner.depend(bwd, *replicated_sync);
   }
   // The last top bucket and the bottom MLP's (with overlap), or everything (without).
   if (st.overlap) dense_all_reduce(st.top_chunks.size() - 1, top_bwd);
   dense_all_reduce(c.dense.size() - 1, bottom_bwd);
-  const TaskId update =
-      runner.compute("embedding update" + sfx, r,
-                     time_from_seconds(load.update_seconds, kEmbeddingTime));
+  const TaskId update = runner.compute(
+      "embedding update" + sfx, r,
+      time_from_seconds(load.update_seconds - load.replicated_update_seconds, kEmbeddingTime));
   runner.depend(bwd, update);
-  for (const TaskId t : syncs) runner.depend(t, update);
+  if (replica_sync) runner.depend(*replica_sync, update);
+  std::optional<TaskId> replicated_update;
+  if (load.replicated_update_seconds > 0) {
+    replicated_update =
+        runner.compute("replicated embedding update" + sfx, r,
+                       time_from_seconds(load.replicated_update_seconds, kEmbeddingTime));
+    runner.depend(bwd, *replicated_update);
+    if (replicated_sync) runner.depend(*replicated_sync, *replicated_update);
+  }
   const TaskId dense_opt = runner.compute("dense optimizer" + sfx, r, st.dense_update);
   runner.depend(bottom_bwd, dense_opt);
   for (const TaskId t : reduces) runner.depend(t, dense_opt);
   const TaskId end = runner.end_step("step end" + sfx, r);
   runner.depend(update, end);
+  if (replicated_update) runner.depend(*replicated_update, end);
   runner.depend(dense_opt, end);
   return {start, next};
 }
@@ -410,10 +464,14 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
   for (int s = 0; s < runner.steps(); ++s) {
     runner.begin_step(s);
     Collective* ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
+    Collective* partials =
+        st.partial_grad_bytes.empty()
+            ? nullptr
+            : runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
     Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
     for (int r = 0; r < runner.ranks(); ++r) {
-      const ForwardTasks f = add_rank_forward(runner, st, ids, embeddings, costs.ranks[r], s, r,
-                                              previous_start[r], "eval ");
+      const ForwardTasks f = add_rank_forward(runner, st, ids, partials, embeddings, costs.ranks[r],
+                                              s, r, previous_start[r], "eval ");
       previous_start[r] = f.start;
       runner.depend(f.top, runner.end_step("eval step end #" + std::to_string(s), r));
     }
@@ -441,10 +499,9 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
   for (int s = 0; s < runner.steps(); ++s) {
     runner.begin_step(s);
     const StepCollectives c = step_collectives(runner, st, job, costs, ids);
-    Collective* next_ids =
-        job.prefetch_ids && s + 1 < runner.steps()
-            ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm)
-            : nullptr;
+    Collective* next_ids = job.prefetch_ids && s + 1 < runner.steps()
+                               ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm)
+                               : nullptr;
     for (int r = 0; r < runner.ranks(); ++r) {
       auto [start, next] = add_rank_step(runner, st, c, costs.ranks[r], s, r, previous_start[r],
                                          prefetched[r], next_ids);

@@ -55,18 +55,21 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
     request.protocol = picked.protocol;
     collectives_.push_back(make_flow_collective(sim_, network_, cluster_, topology_, request));
   } else {
-    collectives_.push_back(std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time));
+    collectives_.push_back(
+        std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time));
   }
   return collectives_.back().get();
 }
 
 Collective* StepRunner::all_to_all(const std::vector<std::vector<double>>& bytes,
-                                   Algorithm algorithm) {
+                                   Algorithm algorithm, bool per_node) {
   if (options_.network == NetworkModel::kFlow) {
-    collectives_.push_back(make_alltoallv(sim_, network_, cluster_, topology_, bytes, algorithm));
+    collectives_.push_back(
+        make_alltoallv(sim_, network_, cluster_, topology_, bytes, algorithm, per_node));
   } else {
     collectives_.push_back(std::make_unique<AnalyticCollective>(
-        sim_, ranks(), alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm)));
+        sim_, ranks(),
+        alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node)));
   }
   return collectives_.back().get();
 }
@@ -108,8 +111,8 @@ TaskId StepRunner::input_copy(const std::string& name, int rank, Time duration, 
   return id;
 }
 
-TaskId StepRunner::join(const std::string& name, int rank, Collective* collective,
-                        int participant, StepCollective kind, int for_step, bool prefetch) {
+TaskId StepRunner::join(const std::string& name, int rank, Collective* collective, int participant,
+                        StepCollective kind, int for_step, bool prefetch) {
   TaskGraph& graph = trace_->graph;
   const int s = for_step < 0 ? step_ : for_step;
   TRAINSIM_ASSERT(s >= step_ && s < options_.steps, "a join belongs to this step or a later one");

@@ -48,7 +48,9 @@ class StepRunner {
   // NCCL's choice for an all-reduce of `bytes` (its protocol for a given algorithm).
   PickedAlgorithm pick_all_reduce(double bytes, std::optional<Algorithm> algorithm = {});
   Collective* all_reduce(double bytes, const PickedAlgorithm& picked);
-  Collective* all_to_all(const std::vector<std::vector<double>>& bytes, Algorithm algorithm);
+  // `per_node`: the bytes stay inside nodes, on one communicator per node (alltoallv_plan).
+  Collective* all_to_all(const std::vector<std::vector<double>>& bytes, Algorithm algorithm,
+                         bool per_node = false);
   // Ring all-reduce among some GPUs (one per node), e.g. the replicas of a shard.
   Collective* group_all_reduce(const std::vector<VertexId>& ring, double bytes);
 
@@ -102,8 +104,8 @@ class StepRunner {
   CategoryId input_category_ = 0, compute_category_, comm_category_, sync_category_;
   std::vector<StepTasks> steps_;
   int step_ = -1;
-  StreamId prefetch_stream_ = kNoStream;           // made by the first prefetch join
-  std::vector<std::optional<TaskId>> last_comm_;  // per rank
+  StreamId prefetch_stream_ = kNoStream;              // made by the first prefetch join
+  std::vector<std::optional<TaskId>> last_comm_;      // per rank
   std::vector<std::optional<TaskId>> last_prefetch_;  // per rank
 };
 
