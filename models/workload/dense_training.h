@@ -3,8 +3,8 @@
 // stream (by buckets during backward when overlap is on). Steps repeat; the first ones are warm-up.
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -34,8 +34,8 @@ enum class StepCollective {
   kIdAllToAll,         // a recommender's ids to the GPUs that own their rows
   kEmbeddingAllToAll,  // the looked-up (pooled) embeddings back (forward)
   kGradientAllToAll,   // their gradients to the owners (backward)
-  kDenseAllReduce,     // dense gradients (every bucket)
-  kEmbeddingSync,      // embedding gradients of replicated shards and rows
+  kDenseAllReduce,     // dense gradients (every bucket; replicated rows' in the last)
+  kEmbeddingSync,      // embedding gradients of 2D replicas
 };
 inline constexpr int kStepCollectives = 5;
 
@@ -45,10 +45,10 @@ struct StepBreakdown {
   // exposed_communication split by collective (the sum is exposed_communication): each
   // collective's transfer time not overlapped with its rank's compute, in proportion.
   std::array<Time, kStepCollectives> stall_by_collective{};
-  Time imbalance = 0;              // time ranks wait in collectives for the slowest rank
-  Time input_stall = 0;            // time a step waits for its batch
-  Time checkpoint = 0;             // checkpoint and failure-recovery overhead per step
-  Time evaluation = 0;             // evaluation phases, per training step
+  Time imbalance = 0;    // time ranks wait in collectives for the slowest rank
+  Time input_stall = 0;  // time a step waits for its batch
+  Time checkpoint = 0;   // checkpoint and failure-recovery overhead per step
+  Time evaluation = 0;   // evaluation phases, per training step
 };
 
 struct StepTrace {

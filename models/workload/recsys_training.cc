@@ -179,6 +179,11 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
   } else {
     st.bucket_bytes.push_back(model.dense_parameters() * gradient_bytes);
   }
+  // Replicated rows (data-parallel tables, hot-row copies) are all-reduced with the dense
+  // gradients, in the last bucket (TorchRec: DDP holds the data-parallel tables with the dense
+  // parameters; HugeCTR: one grouped all-reduce after the data-parallel embedding's local
+  // reduce).
+  st.bucket_bytes.back() += costs.global_sync_bytes;
   st.grad_bytes.assign(ranks, std::vector<double>(ranks, 0.0));
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) st.grad_bytes[a][b] = costs.embedding_bytes[b][a];
@@ -216,9 +221,8 @@ struct StepCollectives {
   // gathered back after `gradients` (null: none).
   Collective* partials = nullptr;
   Collective* partial_gradients = nullptr;
-  std::vector<Collective*> dense;         // per dense gradient bucket (null: no bytes)
-  Collective* replicated_rows = nullptr;  // data-parallel tables and hot rows, over all GPUs
-  std::vector<Collective*> replicas;      // per group position (2D; null: none)
+  std::vector<Collective*> dense;     // per dense gradient bucket (null: no bytes)
+  std::vector<Collective*> replicas;  // per group position (2D; null: none)
 };
 
 // `ids`: the step's id all-to-all when an earlier step made it (prefetched), else made here.
@@ -237,7 +241,6 @@ StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const
     return runner.all_reduce(bytes, runner.pick_all_reduce(bytes, job.all_reduce_algorithm));
   };
   for (const double b : st.bucket_bytes) c.dense.push_back(b > 0 ? all_reduce(b) : nullptr);
-  if (costs.global_sync_bytes > 0) c.replicated_rows = all_reduce(costs.global_sync_bytes);
   c.replicas.assign(st.group, nullptr);
   if (st.groups > 1) {
     for (int j = 0; j < st.group; ++j) {
@@ -395,18 +398,13 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
       runner.compute("bottom MLP backward" + sfx, r, 2 * st.dense.bottom_forward);
   runner.depend(top_bwd, bottom_bwd);
   // Embedding gradients: the shards' synchronised across replicas (2D), then applied; the
-  // replicated rows' all-reduced over all GPUs, then applied (on their own: the shards' update
-  // does not wait for them).
-  std::optional<TaskId> replica_sync, replicated_sync;
+  // replicated rows' all-reduced with the dense gradients' last bucket, then applied (on their
+  // own: the shards' update does not wait for them).
+  std::optional<TaskId> replica_sync;
   if (Collective* replica = c.replicas[r % st.group]) {
     replica_sync = runner.join("replica all-reduce" + sfx, r, replica, r / st.group,
                                StepCollective::kEmbeddingSync);
     runner.depend(bwd, *replica_sync);
-  }
-  if (c.replicated_rows) {
-    replicated_sync = runner.join("replicated-rows all-reduce" + sfx, r, c.replicated_rows, r,
-                                  StepCollective::kEmbeddingSync);
-    runner.depend(bwd, *replicated_sync);
   }
   // The last top bucket and the bottom MLP's (with overlap), or everything (without).
   if (st.overlap) dense_all_reduce(st.top_chunks.size() - 1, top_bwd);
@@ -422,7 +420,7 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
         runner.compute("replicated embedding update" + sfx, r,
                        time_from_seconds(load.replicated_update_seconds, kEmbeddingTime));
     runner.depend(bwd, *replicated_update);
-    if (replicated_sync) runner.depend(*replicated_sync, *replicated_update);
+    if (!reduces.empty()) runner.depend(reduces.back(), *replicated_update);
   }
   const TaskId dense_opt = runner.compute("dense optimizer" + sfx, r, st.dense_update);
   runner.depend(bottom_bwd, dense_opt);
