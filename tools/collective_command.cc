@@ -7,11 +7,10 @@
 #include <memory>
 #include <sstream>
 
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "engine/parallel.h"
 #include "models/collectives/algorithms.h"
 #include "models/config/cluster_config.h"
 #include "tools/cli.h"
@@ -152,15 +151,19 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   const po::variables_map vm = parse_options(args, options, "collective");
   if (vm.count("help")) {
     out << "usage: trainsim collective [--cluster FILE] [--op OP] [--nodes N] [--gpus-per-node G]\n"
-           "                           [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o REDOP]\n"
+           "                           [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o "
+           "REDOP]\n"
            "                           [-r ROOT] [-g GPUS] [-n ITERS] [-w WARMUP] [-c CHECK]\n"
            "                           [--algo ALGO] [--env NAME=VALUE]... [--verbose]\n"
            "                           [--network flow|analytic] [--format F] [--output FILE]\n\n"
-           "Predicts a collective over a sweep of sizes on N nodes of the cluster, as NCCL runs it\n"
+           "Predicts a collective over a sweep of sizes on N nodes of the cluster, as NCCL runs "
+           "it\n"
            "(its channels, algorithms, protocols and tuner's choice per size), and prints it as\n"
-           "nccl-tests does: the flags mean what they mean in nccl-tests, and sizes, counts, redop\n"
+           "nccl-tests does: the flags mean what they mean in nccl-tests, and sizes, counts, "
+           "redop\n"
            "and bus bandwidth follow its conventions (busbw = algbw x 2(n-1)/n for all_reduce,\n"
-           "(n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise), so a real log and a\n"
+           "(n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise), so a real log and "
+           "a\n"
            "prediction line up row by row under `diff`. The in-place columns repeat the\n"
            "out-of-place prediction; #wrong is N/A (no data is moved). A comment after the table\n"
            "names the algorithm and protocol per size (--verbose: on every row).\n\n"
@@ -271,8 +274,8 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
         request.algorithm = *forced;
         picked = models::pick_protocol(router, cluster, topology, request, &cache);
       } else {
-        picked = models::pick_algorithm(router, cluster, topology, *op, bytes, &cache,
-                                        gpus_per_thread);
+        picked =
+            models::pick_algorithm(router, cluster, topology, *op, bytes, &cache, gpus_per_thread);
       }
       row.algorithm = request.algorithm = picked.algorithm;
       row.protocol = picked.protocol;
@@ -287,16 +290,13 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   if (network_model == models::NetworkModel::kFlow) {
     const int threads = vm["threads"].as<int>();
     if (threads < 0) throw UsageError("--threads must not be negative");
-    tbb::task_arena arena(threads == 0 ? tbb::task_arena::automatic : threads);
-    arena.execute([&] {
-      tbb::parallel_for(std::size_t{0}, rows.size(), [&](std::size_t i) {
-        Simulation sim;
-        FlowNetwork flows(sim, topology.topology);
-        auto collective = models::make_flow_collective(sim, flows, cluster, topology, requests[i]);
-        for (int r = 0; r < ranks; ++r) collective->join(r, [] {});
-        sim.run();
-        rows[i].time = sim.now();
-      });
+    parallel_for_index(rows.size(), threads, [&](std::size_t i) {
+      Simulation sim;
+      FlowNetwork flows(sim, topology.topology);
+      auto collective = models::make_flow_collective(sim, flows, cluster, topology, requests[i]);
+      for (int r = 0; r < ranks; ++r) collective->join(r, [] {});
+      sim.run();
+      rows[i].time = sim.now();
     });
   }
   for (Row& row : rows) {
@@ -368,10 +368,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
             "protocol\n";
     for (const Row& r : rows) {
       char line[256];
-      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s,%s\n", r.size,
-                    r.count, type->name, printed_redop.c_str(), printed_root,
-                    to_microseconds(r.time), r.algbw, r.busbw,
-                    std::string(models::algorithm_name(r.algorithm)).c_str(),
+      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s,%s\n", r.size, r.count,
+                    type->name, printed_redop.c_str(), printed_root, to_microseconds(r.time),
+                    r.algbw, r.busbw, std::string(models::algorithm_name(r.algorithm)).c_str(),
                     std::string(models::protocol_name(r.protocol)).c_str());
       text << line;
     }

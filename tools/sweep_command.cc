@@ -14,12 +14,11 @@
 #include <set>
 #include <sstream>
 
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/parallel_for.h>
 #include <unistd.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "engine/parallel.h"
 #include "models/config/sweep_config.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
@@ -110,12 +109,12 @@ class Progress {
 
 // Points in parallel on this machine's cores; rows written in index order as they complete.
 void run_on_this_machine(const SweepJob& job, const std::vector<std::size_t>& todo,
-                         SweepOutput& output, std::ostream& err) {
+                         SweepOutput& output, std::ostream& err, int threads) {
   Progress progress(err, todo.size());
   std::vector<std::optional<std::string>> rows(todo.size());
   std::mutex mutex;
   std::size_t next = 0, finished = 0;
-  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t k) {
+  parallel_for_index(todo.size(), threads, [&](std::size_t k) {
     std::string row = render_row(job, evaluate_point(job, todo[k]));
     const std::lock_guard<std::mutex> lock(mutex);
     rows[k] = std::move(row);
@@ -196,16 +195,15 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t i = first; i < last; ++i) {
     if (!output.done(i)) todo.push_back(i);
   }
-  std::optional<tbb::global_control> limit;
+  int threads = 0;  // all cores
   if (vm.count("threads")) {
-    const int threads = vm["threads"].as<int>();
+    threads = vm["threads"].as<int>();
     if (threads < 1) throw UsageError("--threads must be at least 1");
-    limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
   }
   if (mpi.rank() == 0) {
     mpi.coordinate(job, todo, output);
   } else {
-    run_on_this_machine(job, todo, output, err);
+    run_on_this_machine(job, todo, output, err, threads);
   }
   if (plot_file) {
     const ResultSet results =

@@ -11,9 +11,8 @@
 #include <Eigen/Dense>
 #include <unsupported/Eigen/LevenbergMarquardt>
 
-#include <tbb/parallel_for.h>
-
 #include "engine/check.h"
+#include "engine/parallel.h"
 #include "engine/routing.h"
 #include "models/collectives/algorithms.h"
 #include "models/hardware/cluster_topology.h"
@@ -31,8 +30,9 @@ RunShape run_shape(const MeasuredRun& m, const ClusterSpec& cluster) {
     shape = *m.shape;
   } else {
     if (run.ranks <= 0) {
-      fail("the log lists no ranks ('# Rank N ... on HOST device D' lines): give the run's nodes "
-           "and gpus_per_node");
+      fail(
+          "the log lists no ranks ('# Rank N ... on HOST device D' lines): give the run's nodes "
+          "and gpus_per_node");
     }
     const int hosts = run.nodes();
     const int per_node = std::max(1, cluster.intra_node.hosts);
@@ -206,8 +206,8 @@ namespace {
 struct Parameter {
   std::string key;
   std::string unit;
-  int system = -1;        // -1: shared by all systems (of `group`, if set)
-  std::string group;      // a hardware class: shared by the systems of it
+  int system = -1;    // -1: shared by all systems (of `group`, if set)
+  std::string group;  // a hardware class: shared by the systems of it
   std::function<std::string(const ClusterSpec&)> group_of;
   bool fraction = false;  // in (0, 1) via a logistic; else positive via exp
   double initial = 0.0;
@@ -243,14 +243,14 @@ double clamp_fraction(double v) { return std::clamp(v, 0.05, 0.995); }
 
 // What the runs of a system exercise.
 struct Exercised {
-  bool inside = false;    // GPUs of a node talk (NVLink or PCIe)
-  bool pcie = false;      // ... over PCIe
-  bool nvlink = false;    // ... over NVLink
-  bool across = false;    // nodes talk over NICs
-  bool p2p = false;       // point-to-point operations
-  bool p2p_net = false;   // ... across nodes
-  bool launch = false;    // small messages (launch cost visible)
-  bool nvls = false;      // NVLS or NVLSTree may run (the hardware has it)
+  bool inside = false;   // GPUs of a node talk (NVLink or PCIe)
+  bool pcie = false;     // ... over PCIe
+  bool nvlink = false;   // ... over NVLink
+  bool across = false;   // nodes talk over NICs
+  bool p2p = false;      // point-to-point operations
+  bool p2p_net = false;  // ... across nodes
+  bool launch = false;   // small messages (launch cost visible)
+  bool nvls = false;     // NVLS or NVLSTree may run (the hardware has it)
 };
 
 Exercised exercised(const SystemRuns& s) {
@@ -282,7 +282,8 @@ std::vector<Parameter> hardware_class_parameters(const std::vector<SystemRuns>& 
                           auto set) {
     std::map<std::string, double> classes;
     for (const SystemRuns& s : systems) {
-      if (!s.runs.empty() && informs(exercised(s))) classes.emplace(group_of(s.cluster), get(s.cluster));
+      if (!s.runs.empty() && informs(exercised(s)))
+        classes.emplace(group_of(s.cluster), get(s.cluster));
     }
     for (const auto& [group, start] : classes) {
       const bool fraction = unit.empty();
@@ -291,24 +292,21 @@ std::vector<Parameter> hardware_class_parameters(const std::vector<SystemRuns>& 
     }
   };
   auto add_class = [&](const std::string& key, std::string (*group_of)(const ClusterSpec&),
-                       auto informs, auto get, auto set) {
-    add_class_of(key, "", group_of, informs, get, set);
-  };
+                       auto informs, auto get,
+                       auto set) { add_class_of(key, "", group_of, informs, get, set); };
   add_class(
       "intra_node.gpu_link.efficiency", nvlink_class, [](const Exercised& e) { return e.inside; },
       [](const ClusterSpec& c) { return c.intra_node.gpu_link.efficiency; },
       [](ClusterSpec& c, double v) { c.intra_node.gpu_link.efficiency = v; });
   add_class(
-      "intra_node.nvls_efficiency", nvlink_class,
-      [](const Exercised& e) { return e.nvls; },
+      "intra_node.nvls_efficiency", nvlink_class, [](const Exercised& e) { return e.nvls; },
       [](const ClusterSpec& c) {
         if (c.intra_node.nvls_efficiency > 0) return c.intra_node.nvls_efficiency;
         return c.gpu.architecture == GpuArch::kBlackwell ? 0.74 : 0.85;  // NCCL's (tuning.cc)
       },
       [](ClusterSpec& c, double v) { c.intra_node.nvls_efficiency = v; });
   add_class_of(
-      "intra_node.nvls_step_latency", "s", nvlink_class,
-      [](const Exercised& e) { return e.nvls; },
+      "intra_node.nvls_step_latency", "s", nvlink_class, [](const Exercised& e) { return e.nvls; },
       [](const ClusterSpec& c) {
         // started at 1 us at least: the fit's steps are relative to the value
         return std::max(to_seconds(c.intra_node.nvls_step_latency), 1e-6);
@@ -344,19 +342,35 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
   std::vector<Parameter> params;
   const CollectiveTuning& t = systems.front().cluster.collectives;
   if (any.launch || any.inside || any.across) {
-    params.push_back({"collectives.launch_latency", "s", -1, "", {}, false,
-                      // started at 0.5 us at least: the fit's steps are relative to the value
-                      std::max(to_seconds(t.launch_latency), 0.5e-6),
-                      [](ClusterSpec& s, double v) {
-                        s.collectives.launch_latency = time_from_seconds(v);
-                      }});
+    params.push_back(
+        {"collectives.launch_latency",
+         "s",
+         -1,
+         "",
+         {},
+         false,
+         // started at 0.5 us at least: the fit's steps are relative to the value
+         std::max(to_seconds(t.launch_latency), 0.5e-6),
+         [](ClusterSpec& s, double v) { s.collectives.launch_latency = time_from_seconds(v); }});
   }
   if (any.nvlink) {
-    params.push_back({"collectives.nvlink_latency_scale", "", -1, "", {}, false, t.nvlink_latency_scale,
+    params.push_back({"collectives.nvlink_latency_scale",
+                      "",
+                      -1,
+                      "",
+                      {},
+                      false,
+                      t.nvlink_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.nvlink_latency_scale = v; }});
   }
   if (any.pcie) {
-    params.push_back({"collectives.pcie_latency_scale", "", -1, "", {}, false, t.pcie_latency_scale,
+    params.push_back({"collectives.pcie_latency_scale",
+                      "",
+                      -1,
+                      "",
+                      {},
+                      false,
+                      t.pcie_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.pcie_latency_scale = v; }});
   }
   // Per-hop network latency: one per transport, shared by the systems on it.
@@ -370,31 +384,62 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
     for (const SystemRuns& s : systems) {
       if (s.cluster.nic.transport == transport) start = s.cluster.collectives.network_latency_scale;
     }
-    Parameter p{"collectives.network_latency_scale", "", -1, group, transport_class, false, start,
+    Parameter p{"collectives.network_latency_scale",
+                "",
+                -1,
+                group,
+                transport_class,
+                false,
+                start,
                 [](ClusterSpec& s, double v) { s.collectives.network_latency_scale = v; }};
     params.push_back(p);
   }
   if (any.launch) {
-    params.push_back({"collectives.ll_latency_scale", "", -1, "", {}, false, t.ll_latency_scale,
+    params.push_back({"collectives.ll_latency_scale",
+                      "",
+                      -1,
+                      "",
+                      {},
+                      false,
+                      t.ll_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.ll_latency_scale = v; }});
-    params.push_back({"collectives.ll128_latency_scale", "", -1, "", {}, false,
+    params.push_back({"collectives.ll128_latency_scale",
+                      "",
+                      -1,
+                      "",
+                      {},
+                      false,
                       t.ll128_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.ll128_latency_scale = v; }});
   }
   if (any.p2p_net) {
-    params.push_back({"collectives.p2p_channel_bandwidth", "B/s", -1, "", {}, false,
-                      t.p2p_channel_bandwidth, [](ClusterSpec& s, double v) {
-                        s.collectives.p2p_channel_bandwidth = v;
-                      }});
+    params.push_back({"collectives.p2p_channel_bandwidth",
+                      "B/s",
+                      -1,
+                      "",
+                      {},
+                      false,
+                      t.p2p_channel_bandwidth,
+                      [](ClusterSpec& s, double v) { s.collectives.p2p_channel_bandwidth = v; }});
   }
   if (any.p2p && any.inside) {
-    params.push_back({"collectives.p2p_nvlink_channel_bandwidth", "B/s", -1, "", {}, false,
-                      t.p2p_nvlink_channel_bandwidth, [](ClusterSpec& s, double v) {
-                        s.collectives.p2p_nvlink_channel_bandwidth = v;
-                      }});
+    params.push_back(
+        {"collectives.p2p_nvlink_channel_bandwidth",
+         "B/s",
+         -1,
+         "",
+         {},
+         false,
+         t.p2p_nvlink_channel_bandwidth,
+         [](ClusterSpec& s, double v) { s.collectives.p2p_nvlink_channel_bandwidth = v; }});
   }
   if (any.p2p_net) {
-    params.push_back({"collectives.p2p_network_efficiency", "", -1, "", {}, true,
+    params.push_back({"collectives.p2p_network_efficiency",
+                      "",
+                      -1,
+                      "",
+                      {},
+                      true,
                       clamp_fraction(t.p2p_network_efficiency),
                       [](ClusterSpec& s, double v) { s.collectives.p2p_network_efficiency = v; }});
   }
@@ -547,9 +592,10 @@ std::pair<double, double> fit_alone(const std::vector<SystemRuns>& systems,
   std::vector<SystemRuns> one = systems;
   for (std::size_t s = 0; s < one.size(); ++s) {
     auto& runs = one[s].runs;
-    runs.erase(std::remove_if(runs.begin(), runs.end(),
-                              [&](const MeasuredRun& m) { return s != system || m.source != source; }),
-               runs.end());
+    runs.erase(
+        std::remove_if(runs.begin(), runs.end(),
+                       [&](const MeasuredRun& m) { return s != system || m.source != source; }),
+        runs.end());
   }
   // Hold the others by baking them into the clusters.
   const auto clusters = apply(systems, params, x);
@@ -591,12 +637,12 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
   }
   const std::vector<double> sigma = uncertainties(systems, params, rows, x);
   for (std::size_t j = 0; j < params.size(); ++j) {
-    out.parameters.push_back(
-        {params[j].key,
-         params[j].system >= 0 ? systems[params[j].system].cluster.name
-         : params[j].group.empty() ? ""
-                                   : "(" + params[j].group + ")",
-         params[j].value(x[static_cast<Eigen::Index>(j)]), sigma[j], params[j].unit});
+    out.parameters.push_back({params[j].key,
+                              params[j].system >= 0     ? systems[params[j].system].cluster.name
+                              : params[j].group.empty() ? ""
+                                                        : "(" + params[j].group + ")",
+                              params[j].value(x[static_cast<Eigen::Index>(j)]), sigma[j],
+                              params[j].unit});
   }
   double sum = 0.0;
   int counted = 0;
@@ -630,11 +676,10 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
           std::vector<SystemRuns> probe = systems;
           for (std::size_t k = 0; k < probe.size(); ++k) {
             auto& runs = probe[k].runs;
-            runs.erase(std::remove_if(runs.begin(), runs.end(),
-                                      [&](const MeasuredRun& m) {
-                                        return k != s || m.source != source;
-                                      }),
-                       runs.end());
+            runs.erase(
+                std::remove_if(runs.begin(), runs.end(),
+                               [&](const MeasuredRun& m) { return k != s || m.source != source; }),
+                runs.end());
           }
           Eigen::VectorXd up = x;
           up[static_cast<Eigen::Index>(j)] += 0.05;
@@ -642,8 +687,8 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
           const auto moved_rows = predict_runs(apply(probe, params, up)[s], probe[s].runs);
           double change = 0.0;
           for (std::size_t r = 0; r < base_rows.size(); ++r) {
-            change = std::max(change, std::abs(std::log(moved_rows[r].predicted_us /
-                                                        base_rows[r].predicted_us)));
+            change = std::max(
+                change, std::abs(std::log(moved_rows[r].predicted_us / base_rows[r].predicted_us)));
           }
           if (change < 1e-3) continue;
           const auto [value, sigma] = fit_alone(systems, params, x, j, s, source);
@@ -652,8 +697,9 @@ JointCalibration calibrate_jointly(const std::vector<SystemRuns>& systems,
       }
       // One warning per parameter: the two logs furthest apart, if they disagree.
       if (pulls.size() < 2) continue;
-      const auto [lo, hi] = std::minmax_element(
-          pulls.begin(), pulls.end(), [](const Pull& x, const Pull& y) { return x.value < y.value; });
+      const auto [lo, hi] =
+          std::minmax_element(pulls.begin(), pulls.end(),
+                              [](const Pull& x, const Pull& y) { return x.value < y.value; });
       const double diff = hi->value - lo->value;
       const double combined = std::hypot(lo->sigma, hi->sigma);
       if (diff > 3 * combined && diff > 0.05 * std::max(std::abs(lo->value), std::abs(hi->value))) {
@@ -699,7 +745,7 @@ std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems
     }
     for (const std::string& source : sources) held.push_back({s, source, {}, {}});
   }
-  tbb::parallel_for(std::size_t{0}, held.size(), [&](std::size_t i) {
+  parallel_for_index(held.size(), 0, [&](std::size_t i) {
     HeldOutLog& h = held[i];
     std::vector<SystemRuns> training = systems;
     std::vector<MeasuredRun> test;

@@ -51,4 +51,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 fi
-cmake --build "$build_dir" -j "$jobs"
+# TRAINSIM_TARGETS="a b": build only those targets (default: everything).
+targets=()
+for t in ${TRAINSIM_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "$jobs" "${targets[@]}"

@@ -1,0 +1,59 @@
+// Independent loop iterations in parallel: body(i) for every i in [0, n), on at most `threads`
+// threads (0: all cores), with oneTBB. The ThreadSanitizer build (TRAINSIM_TSAN) runs them on
+// std::threads instead: Debian's oneTBB is not instrumented, so TSan cannot see the
+// synchronisation inside it and would report its hand-offs between threads as races.
+#pragma once
+
+#include <cstddef>
+
+#ifdef TRAINSIM_TSAN
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+#else
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+#endif
+
+namespace trainsim {
+
+// An exception thrown by an iteration stops the loop and is rethrown here (the first one, if
+// several iterations throw).
+template <class Body>
+void parallel_for_index(std::size_t n, int threads, const Body& body) {
+#ifdef TRAINSIM_TSAN
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min(threads > 0 ? static_cast<std::size_t>(threads) : cores, n);
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < workers; ++w) {
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < n; i = next++) {
+        try {
+          body(i);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+          next = n;
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+#else
+  if (threads > 0) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] { tbb::parallel_for(std::size_t{0}, n, body); });
+  } else {
+    tbb::parallel_for(std::size_t{0}, n, body);
+  }
+#endif
+}
+
+}  // namespace trainsim
