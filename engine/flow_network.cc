@@ -91,14 +91,19 @@ void FlowNetwork::activate(FlowId id) {
   counters_.max_active_flows =
       std::max<std::uint64_t>(counters_.max_active_flows, active_flows_.size());
   if (solve_quantum_ > 0) {
-    // Start at once at a provisional rate, an equal share of the busiest link, and leave the
-    // full solve (which may change every rate in the component) to the quantum boundary.
+    // Start at once with what is still free on the route, and leave the full solve (which may
+    // change every rate in the component) to the quantum boundary. A flow that finds a link full
+    // waits for that solve.
     double rate = f.rate_cap;
     for (const LinkId l : route) {
-      rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows.size()));
+      rate = std::min(rate, links_[l].capacity - links_[l].allocated);
     }
-    f.rate = rate;
-    schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, rate)));
+    // Free capacity below a millionth of the link is rounding left over from the rates given.
+    if (rate > 1e-6 * router_.bottleneck_bandwidth(f.route)) {
+      f.rate = rate;
+      for (const LinkId l : route) links_[l].allocated += rate;
+      schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, rate)));
+    }
     request_solve(/*immediate=*/false);
   } else {
     request_solve(/*immediate=*/true);
@@ -112,6 +117,7 @@ void FlowNetwork::transmitted(FlowId id) {
     for (std::size_t i = 0; i < f.hops.size(); ++i) {
       const LinkId l = f.hops[i].link;
       LinkState& link = links_[l];
+      link.allocated = std::max(0.0, link.allocated - f.rate);
       const std::uint32_t slot = f.hops[i].slot;
       // The last appearance on the link takes this one's slot; its flow learns the new slot at
       // its position on its route (O(1) even for a route as long as a whole ring).
@@ -126,6 +132,7 @@ void FlowNetwork::transmitted(FlowId id) {
       if (!link.flows.empty()) {
         mark_dirty(l);
       } else {
+        link.allocated = 0.0;
         const LinkId last = active_links_.back();
         active_links_[link.active_index] = last;
         links_[last].active_index = link.active_index;
@@ -228,6 +235,15 @@ void FlowNetwork::solve() {
     f.rate = rate;
     ++counters_.flows_rerated;
     schedule_completion(id, time_after(now, transfer_time(f.remaining_bytes, f.rate)));
+  }
+  // The component's links carry its flows alone: their allocations, summed afresh (on the
+  // solver's compact copy: link -> flows, local rates).
+  for (std::size_t j = 0; j < component_links_.size(); ++j) {
+    double allocated = 0.0;
+    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
+      allocated += flow_rate_[link_flows_[k]];
+    }
+    links_[component_links_[j]].allocated = allocated;
   }
 }
 

@@ -80,9 +80,11 @@ class FlowNetwork {
 
   // Solve quantum: the bandwidth a finishing flow frees is handed to the others at the next
   // multiple of `quantum` instead of at once, so completions close together are solved together.
-  // A new flow starts at once at a provisional rate (an equal share of its busiest link) and the
-  // full solve waits for the boundary too, so chains of transfers are not delayed. 0 (the
-  // default) is exact; otherwise rates differ from max-min for less than one quantum.
+  // A new flow starts at once with the bandwidth still free on its route (the least over its
+  // links of capacity less the rates already given there; none on a full link) and the full
+  // solve waits for the boundary too, so chains of transfers are not delayed and no link ever
+  // carries more than its capacity. 0 (the default) is exact; otherwise rates differ from
+  // max-min for less than one quantum.
   void set_solve_quantum(Time quantum) { solve_quantum_ = quantum; }
   Time solve_quantum() const { return solve_quantum_; }
 
@@ -124,6 +126,7 @@ class FlowNetwork {
     std::vector<FlowId> flows;             // one entry per appearance on a flow's route
     std::vector<std::uint32_t> positions;  // of this link on each flow's route, as `flows`
     double capacity = 0.0;
+    double allocated = 0.0;  // the rates of the flows on it (one term per appearance)
     std::uint64_t component_mark = 0;
     std::uint32_t active_index = 0;  // in active_links_ while it carries a flow
     bool dirty = false;

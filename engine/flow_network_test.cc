@@ -39,6 +39,58 @@ TEST(FlowNetworkTest, LoneFlowTakesLatencyPlusBytesOverBottleneck) {
   EXPECT_EQ(net.uncontended_time(route, 1e9), done);
 }
 
+TEST(FlowNetworkTest, BetweenQuantumSolvesANewFlowTakesOnlyTheFreeBandwidth) {
+  // One 10 GB/s link, solve quantum 1 ms. A (20 MB) starts at 0 and has the link: 2 ms alone.
+  // B (5 MB) starts at 0.5 ms: the link is full, so B waits (rate 0) until the solve at 1 ms,
+  // and no instant sees more than 10 GB/s. From 1 ms both get 5 GB/s: A has 10 MB left, B 5 MB,
+  // so B is done at 2 ms; A's freed bandwidth waits for the boundary (2 ms, the same instant),
+  // then A has 5 MB left at 10 GB/s: done at 2.5 ms. Exact max-min (quantum 0) gives B 5 GB/s
+  // from 0.5 ms: B done at 1.5 ms, A at 2.5 ms (25 MB in all at 10 GB/s).
+  Chain chain({10 * kGBps}, {0});
+  for (const Time quantum : {kMillisecond, Time{0}}) {
+    Simulation sim;
+    FlowNetwork net(sim, chain.topology);
+    net.set_solve_quantum(quantum);
+    Time a_done = -1, b_done = -1;
+    net.start(chain.v[0], chain.v[1], 20e6, [&] { a_done = sim.now(); });
+    FlowId b = 0;
+    sim.schedule_at(kMillisecond / 2, [&] {
+      b = net.start(chain.v[0], chain.v[1], 5e6, [&] { b_done = sim.now(); });
+    });
+    double b_rate_before_solve = -1;
+    sim.schedule_at(kMillisecond * 3 / 4, [&] { b_rate_before_solve = net.rate(b); });
+    sim.run();
+    if (quantum > 0) {
+      EXPECT_EQ(b_rate_before_solve, 0.0);
+      EXPECT_EQ(b_done, 2 * kMillisecond);
+    } else {
+      EXPECT_DOUBLE_EQ(b_rate_before_solve, 5 * kGBps);
+      EXPECT_EQ(b_done, 3 * kMillisecond / 2);
+    }
+    EXPECT_EQ(a_done, 5 * kMillisecond / 2);
+  }
+}
+
+TEST(FlowNetworkTest, BandwidthFreedBetweenSolvesGoesToTheNextFlowOnly) {
+  // One 10 GB/s link, quantum 1 ms. A (2 MB) and B (20 MB) start at 0: 5 GB/s each; A is done at
+  // 0.4 ms. C (1 MB) starts at 0.6 ms and takes the 5 GB/s A freed (B keeps its 5 until the
+  // solve at 1 ms): C done at 0.8 ms. At 1 ms B has 15 MB left and the link alone: done at
+  // 2.5 ms.
+  Chain chain({10 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  net.set_solve_quantum(kMillisecond);
+  Time b_done = -1, c_done = -1;
+  net.start(chain.v[0], chain.v[1], 2e6, [] {});
+  net.start(chain.v[0], chain.v[1], 20e6, [&] { b_done = sim.now(); });
+  sim.schedule_at(kMillisecond * 6 / 10, [&] {
+    net.start(chain.v[0], chain.v[1], 1e6, [&] { c_done = sim.now(); });
+  });
+  sim.run();
+  EXPECT_EQ(c_done, kMillisecond * 8 / 10);
+  EXPECT_EQ(b_done, kMillisecond * 5 / 2);
+}
+
 TEST(FlowNetworkTest, ExplicitRouteLoadsALinkOncePerAppearance) {
   // Links a (100 GB/s, 1 us) and b (60 GB/s, 2 us). Route a, b, a: link a carries the flow twice,
   // so its share is 100 / 2 = 50 GB/s, below b's 60. 1 GB takes 20 ms at 50 GB/s; the route's

@@ -74,11 +74,12 @@ void add_study_options(po::options_description& o) {
     ("network", po::value<std::string>()->default_value("flow"),
      "network model: flow (every transfer a flow sharing links by max-min fairness) or analytic "
      "(alpha-beta time per collective, no contention; faster)")
-    ("solve-quantum", po::value<std::string>()->default_value("0.2%"),
+    ("solve-quantum", po::value<std::string>()->default_value("0.1%"),
      "flow mode: rate changes take effect at multiples of this time, so nearly simultaneous "
      "flow completions are solved together (much faster for large all-to-alls; rates lag by "
-     "less than one quantum). A time (1us), a percentage of the step time estimated "
-     "analytically first (0.2%), or 0 for exact")
+     "less than one quantum, and a flow starting between solves takes only the bandwidth that "
+     "is free). A time (1us), a percentage of the step time estimated analytically first "
+     "(0.1%), or 0 for exact")
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed")
@@ -139,7 +140,7 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
     if (!quantum || *quantum < 0 || *quantum > 1.0) {
       throw UsageError(
           "--solve-quantum must be a time from 0 to 1 s (e.g. 1us), a percentage "
-          "(0.2%) or 0, not '" +
+          "(0.1%) or 0, not '" +
           text + "'");
     }
     study_options.simulation.solve_quantum = Time{time_from_seconds(*quantum)};

@@ -255,9 +255,9 @@ bool run_training_case(const models::TrainingCase& c, std::ostream& out) {
   }
   const models::Scenario fit_scenario = training_scenario(c, *fit_row);
   const int fit_nodes = row_nodes(c, *fit_row, fit_scenario);
-  // As `calibrate --job` and `predict` run by default: flows, the solve quantum 0.2% of the step.
+  // As `calibrate --job` and `predict` run by default: flows, the default solve quantum.
   models::ScalingStudyOptions study;
-  study.simulation.solve_quantum = models::StepShare{2000};
+  study.simulation.solve_quantum = models::kDefaultSolveQuantum;
   models::JobCalibrationOptions calibration;
   calibration.study = study;
   bool fit_training_only = true;

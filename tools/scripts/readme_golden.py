@@ -6,9 +6,10 @@ tests/golden/<id>.txt; `--check` (what ctest runs) reruns every command and requ
 then requires every output block the README prints for it to match the golden output: its lines
 appear in the output in order, a line `...` stands for any lines, and a line ending in `...` or
 `(...)` for any rest of the line. `--update` rewrites the golden files from the current binary, on
-purpose (say in the commit what changed and why); the README blocks are then edited to match.
+purpose (say in the commit what changed and why); the README blocks are then edited to match
+(`--sync-readme` rewrites each README line the output lacks with the output line most like it).
 
-Usage: readme_golden.py --check|--update [--trainsim PATH]   (run from anywhere)
+Usage: readme_golden.py --check|--update|--sync-readme [--trainsim PATH]   (run from anywhere)
 """
 import argparse
 import difflib
@@ -123,11 +124,50 @@ def matches(pattern, actual):
     return None
 
 
+def elided(line, candidate):
+    """The candidate cut where the README's elided line is cut (after as many fields)."""
+    for tail in ("(...)", "..."):
+        if line.rstrip().endswith(tail):
+            prefix = line.rstrip()[: -len(tail)]
+            sep = "," if prefix.count(",") > 1 else " "
+            fields = prefix.count(sep)
+            parts = candidate.split(sep)
+            return sep.join(parts[:fields]) + sep + tail if len(parts) > fields else candidate
+    return candidate
+
+
+def synced(pattern, actual):
+    """The README block with each line the output lacks replaced by the output line most like
+    it (after the lines already matched, keeping the line's elision)."""
+    out, i = [], 0
+    for line in pattern:
+        if line.strip() == "..." or matches([line], actual[i:]) is None:
+            if line.strip() != "...":
+                rest = actual[i:]
+                for k, candidate in enumerate(rest):
+                    if matches([line], [candidate]) is None:
+                        i += k + 1
+                        break
+            out.append(line)
+            continue
+        best = max(range(i, len(actual)), default=None,
+                   key=lambda k: difflib.SequenceMatcher(None, line, actual[k]).ratio())
+        if best is None:
+            out.append(line)
+            continue
+        out.append(elided(line, actual[best]))
+        i = best + 1
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true")
     mode.add_argument("--update", action="store_true")
+    mode.add_argument("--sync-readme", action="store_true",
+                      help="rewrite each README line its golden output lacks with the output "
+                           "line most like it (review the diff)")
     parser.add_argument("--trainsim", default=os.path.join(ROOT, "build", "tools", "trainsim"))
     opts = parser.parse_args()
     with open(os.path.join(ROOT, "README.md")) as f:
@@ -141,6 +181,14 @@ def main():
             if opts.update:
                 with open(path, "w") as f:
                     f.write(got)
+            elif opts.sync_readme:
+                if anchor is not None:
+                    block = readme_block(readme, anchor)
+                    at = readme.find(anchor)
+                    old_text, new_text = "\n".join(block), "\n".join(synced(block, got.split("\n")))
+                    head = readme[:at]
+                    readme = head + readme[at:].replace(old_text, new_text, 1)
+                continue
             else:
                 with open(path) as f:
                     want = f.read()
@@ -156,9 +204,14 @@ def main():
                     failures += 1
                     print(f"FAIL {name}: README.md shows a line the output does not have:\n"
                           f"  {missing}", file=sys.stderr)
+    if opts.sync_readme:
+        with open(os.path.join(ROOT, "README.md"), "w") as f:
+            f.write(readme)
+        print("README.md blocks synced with the golden outputs; review the diff")
+        return 0
     if failures:
         print(f"{failures} failure(s); after an intended change: {sys.argv[0]} --update, then "
-              "edit the README blocks", file=sys.stderr)
+              "--sync-readme (or edit the README blocks)", file=sys.stderr)
         return 1
     print(f"{len(EXAMPLES)} example(s) match their golden outputs and the README")
     return 0
