@@ -413,6 +413,9 @@ std::pair<TaskId, std::optional<Prefetched>> add_rank_step(
       "embedding update" + sfx, r,
       time_from_seconds(load.update_seconds - load.replicated_update_seconds, kEmbeddingTime));
   runner.depend(bwd, update);
+  // The dense backward goes first (the bottom MLP's is short), so its gradients' all-reduce runs
+  // while the embeddings are updated rather than after.
+  runner.depend(bottom_bwd, update);
   if (replica_sync) runner.depend(*replica_sync, update);
   std::optional<TaskId> replicated_update;
   if (load.replicated_update_seconds > 0) {
