@@ -238,13 +238,16 @@ TEST(CliTest, FilesThatCannotBeReadAreReportedWhereTheyAreNamed) {
   // A job naming a model file that is not there: the job's line, column and key.
   const std::string job = dir.write("job.yaml",
                                     "name: j\n"
-                                    "cluster: " + kSourceDir + "/configs/clusters/dgx-h100.yaml\n"
-                                    "model: missing.yaml\n"
-                                    "batch_per_gpu: 64\n");
+                                    "cluster: " +
+                                        kSourceDir +
+                                        "/configs/clusters/dgx-h100.yaml\n"
+                                        "model: missing.yaml\n"
+                                        "batch_per_gpu: 64\n");
   Result r = run({"predict", "--job", job, "--nodes", "1"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(job + ":3:8: model: 'missing.yaml': cannot open the file: it does not exist"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find(job + ":3:8: model: 'missing.yaml': cannot open the file: it does not exist"),
+      std::string::npos)
       << r.err;
   // A directory given as a config file.
   r = run({"predict", "--cluster", dir.file("").string(), "--nodes", "1"});
@@ -252,10 +255,10 @@ TEST(CliTest, FilesThatCannotBeReadAreReportedWhereTheyAreNamed) {
   EXPECT_NE(r.err.find("is a directory, not a file"), std::string::npos) << r.err;
   // A sweep whose base job names that missing file is bad input before any row: exit 2, no
   // output file (it used to write a row per point, each with the error, and exit 0).
-  const std::string sweep = dir.write("sweep.yaml",
-                                      "name: s\njob: " + job +
-                                          "\nnetwork: analytic\naxes:\n  - key: nodes\n"
-                                          "    values: [1, 2]\n");
+  const std::string sweep =
+      dir.write("sweep.yaml", "name: s\njob: " + job +
+                                  "\nnetwork: analytic\naxes:\n  - key: nodes\n"
+                                  "    values: [1, 2]\n");
   const std::string csv = dir.file("rows.csv").string();
   r = run({"sweep", sweep, "-o", csv});
   EXPECT_EQ(r.status, 2);
@@ -272,18 +275,18 @@ TEST(CliTest, MalformedResultAndLogFieldsAreErrorsAtTheirLine) {
     std::vector<std::string> args;
     std::string message;
   };
-  const std::string csv = dir.write("r.csv",
-                                    "# trainsim sweep {\"trainsim_sweep\":\"s\"}\nindex,nodes,gpus\n"
-                                    "99999999999999999999999999,1,8\n");
-  const std::string jsonl = dir.write(
-      "r.jsonl", "{\"trainsim_sweep\":\"s\",\"axes\":[\"nodes\"]}\n{\"index\":\"x\"}\n");
+  const std::string csv =
+      dir.write("r.csv",
+                "# trainsim sweep {\"trainsim_sweep\":\"s\"}\nindex,nodes,gpus\n"
+                "99999999999999999999999999,1,8\n");
+  const std::string jsonl =
+      dir.write("r.jsonl", "{\"trainsim_sweep\":\"s\",\"axes\":[\"nodes\"]}\n{\"index\":\"x\"}\n");
   const std::string header = dir.write("h.csv", "# trainsim sweep without its object\n");
-  const std::string log =
-      dir.write("g.log", "# nccl-tests\n#  nGpus 99999999999999999999\n");
-  const std::string bench = dir.write(
-      "b.jsonl",
-      "{\"bench\":\"embedding\",\"gpu\":\"G\",\"dtype\":\"fp32\",\"time_s\":1e-3,"
-      "\"bytes\":1e9,\"dim\":1e30}\n");
+  const std::string log = dir.write("g.log", "# nccl-tests\n#  nGpus 99999999999999999999\n");
+  const std::string bench =
+      dir.write("b.jsonl",
+                "{\"bench\":\"embedding\",\"gpu\":\"G\",\"dtype\":\"fp32\",\"time_s\":1e-3,"
+                "\"bytes\":1e9,\"dim\":1e30}\n");
   const std::vector<Case> cases = {
       {{"report", csv, "-o", html}, csv + ":3:1: cannot read the results: a field is malformed"},
       {{"report", jsonl, "-o", html}, jsonl + ":2:1: cannot read the results:"},
@@ -312,6 +315,15 @@ TEST(CliTest, MalformedResultAndLogFieldsAreErrorsAtTheirLine) {
 TEST(CliTest, ZeroGpusIsReported) {
   const std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 0");
   expect_config_error(text, location_of(text, "0\ngpu:"), "gpus_per_node", "positive whole number");
+}
+
+TEST(CliTest, CountsBeyondAnyBuiltMachineAreRefusedAtTheirKey) {
+  // A physical range per count key (2^31 - 1 GPUs per node used to be accepted by the reader and
+  // fail later allocating them).
+  std::string text = replace(shipped_cluster(), "gpus_per_node: 8", "gpus_per_node: 2147483647");
+  expect_config_error(text, location_of(text, "2147483647"), "gpus_per_node", "at most 1024");
+  text = replace(shipped_cluster(), "\nnodes: 8", "\nnodes: 2000000");
+  expect_config_error(text, location_of(text, "2000000"), "nodes", "at most 1048576");
 }
 
 TEST(CliTest, NicThatMapsToNoGpuIsReported) {
@@ -422,8 +434,9 @@ TEST(CollectiveCliTest, FlagsMeanWhatTheyMeanInNcclTests) {
   // reduction as nccl-tests prints them.
   TempDir dir;
   const std::string output = dir.file("pred.txt").string();
-  Result r = run({"collective", "--op", "all_reduce", "-b", "1M", "-e", "3M", "-i", "1M", "-o",
-                  "max", "-n", "50", "-w", "2", "-c", "0", "-g", "8", "--output", output});
+  Result r = run({"collective", "--op", "all_reduce", "-b",  "1M", "-e",       "3M",
+                  "-i",         "1M",   "-o",         "max", "-n", "50",       "-w",
+                  "2",          "-c",   "0",          "-g",  "8",  "--output", output});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string text = read_file(output);
   const auto rows = data_lines(text);
@@ -564,13 +577,12 @@ TEST(ValidateCliTest, LeaveOneOutOfASingleLogPredictsItFromTheClusterFile) {
   // Nothing is left to fit on: the log is predicted from the cluster file as written, and the
   // report still scores it against the case's bound and target.
   TempDir dir;
-  const std::string c =
-      dir.write("one.yaml",
-                "name: one log\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - log: " +
-                    kSourceDir +
-                    "/validation/nccl-tests/h100x8_1node_allreduce_RING_nccl2.26.2_together.log\n"
-                    "    algorithm: ring\nleave_one_out_max_mean_error: 0.01%\n"
-                    "leave_one_out_target: 0.01%\n");
+  const std::string c = dir.write(
+      "one.yaml",
+      "name: one log\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - log: " + kSourceDir +
+          "/validation/nccl-tests/h100x8_1node_allreduce_RING_nccl2.26.2_together.log\n"
+          "    algorithm: ring\nleave_one_out_max_mean_error: 0.01%\n"
+          "leave_one_out_target: 0.01%\n");
   const Result r = run({"validate", "--leave-one-out", "--summary", "--case", c});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("1 log(s) held out, 1 system(s) failed"), std::string::npos) << r.out;
@@ -579,9 +591,9 @@ TEST(ValidateCliTest, LeaveOneOutOfASingleLogPredictsItFromTheClusterFile) {
 
 TEST(ValidateCliTest, AMissingLogIsReportedWhereTheCaseNamesIt) {
   TempDir dir;
-  const std::string c = dir.write(
-      "missing.yaml",
-      "name: missing\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - no/such.log\n");
+  const std::string c =
+      dir.write("missing.yaml",
+                "name: missing\ncluster: configs/clusters/dgx-h100.yaml\nfit:\n  - no/such.log\n");
   const Result r = run({"validate", "--summary", "--case", c});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("missing.yaml:4:"), std::string::npos) << r.err;
@@ -652,9 +664,9 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
   const Result r =
       run({"shard", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "2", "--output", plan});
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* name : {"table_wise", "row_wise", "column_wise", "table_row_wise",
-                           "data_parallel", "(2D, groups of 8)", "greedy", "hugectr",
-                           "torchrec (2D, groups of 8)"}) {
+  for (const char* name :
+       {"table_wise", "row_wise", "column_wise", "table_row_wise", "data_parallel",
+        "(2D, groups of 8)", "greedy", "hugectr", "torchrec (2D, groups of 8)"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }
   // TorchRec's planner view of each plan, and which one its estimate would pick.
@@ -743,9 +755,9 @@ TEST(RecsysCliTest, TheCommunicationStallIsSplitByCollective) {
   const auto points = predict_json("configs/jobs/dlrm-dcnv2-mlperf.yaml", "1,8")["points"];
   for (const auto& p : points) {
     double sum = 0;
-    for (const char* key : {"stall_id_all_to_all_s", "stall_embedding_all_to_all_s",
-                            "stall_gradient_all_to_all_s", "stall_dense_all_reduce_s",
-                            "stall_embedding_sync_s"}) {
+    for (const char* key :
+         {"stall_id_all_to_all_s", "stall_embedding_all_to_all_s", "stall_gradient_all_to_all_s",
+          "stall_dense_all_reduce_s", "stall_embedding_sync_s"}) {
       ASSERT_TRUE(p.contains(key)) << key;
       EXPECT_GE(p[key].get<double>(), 0.0);
       sum += p[key].get<double>();
@@ -1231,9 +1243,10 @@ TEST(PlanTest, DeadlineUsesTimeToQuality) {
   // deadline, and no smaller count may (--scan tries every count).
   const std::string foundation = kSourceDir + "/configs/jobs/foundation-optimized.yaml";
   const std::vector<std::string> curve = {
-      "--set", "model.convergence.metric=AUC", "--set", "model.convergence.critical_batch=262144",
-      "--set", "model.convergence.curve=[{quality: 0.8, examples: 2.1e8}]", "--set",
-      "model.convergence.target=0.8"};
+      "--set", "model.convergence.metric=AUC",
+      "--set", "model.convergence.critical_batch=262144",
+      "--set", "model.convergence.curve=[{quality: 0.8, examples: 2.1e8}]",
+      "--set", "model.convergence.target=0.8"};
   std::vector<std::string> args = {"--job", foundation, "--nodes", "1-8", "--scaling", "strong"};
   args.insert(args.end(), curve.begin(), curve.end());
   const auto doc = predict_json(args);
@@ -1241,9 +1254,10 @@ TEST(PlanTest, DeadlineUsesTimeToQuality) {
   for (const auto& p : doc["points"]) ttq.push_back(p["time_to_quality_s"].get<double>() / 3600);
   const double deadline = (*std::min_element(ttq.begin(), ttq.end()) + ttq[0]) / 2;
   ASSERT_LT(deadline, ttq[0]);  // one node misses it
-  std::vector<std::string> plan = {"plan", "--job", foundation, "--deadline",
-                                   std::to_string(deadline), "--network", "analytic",
-                                   "--max-nodes", "8", "--scan", "--scaling", "strong"};
+  std::vector<std::string> plan = {
+      "plan",      "--job",    foundation,    "--deadline", std::to_string(deadline),
+      "--network", "analytic", "--max-nodes", "8",          "--scan",
+      "--scaling", "strong"};
   plan.insert(plan.end(), curve.begin(), curve.end());
   r = run(plan);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -1271,9 +1285,9 @@ TEST(RecsysCliTest, ShardingOptionSetsTheJobsStrategy) {
   // reported at the option.
   const Result a = run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1",
                         "--network", "analytic", "--sharding", "hugectr", "--format", "csv"});
-  const Result b = run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1",
-                        "--network", "analytic", "--set", "job.sharding.strategy=hugectr",
-                        "--format", "csv"});
+  const Result b =
+      run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", "1", "--network",
+           "analytic", "--set", "job.sharding.strategy=hugectr", "--format", "csv"});
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
   const Result bad = run({"predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--sharding", "x"});

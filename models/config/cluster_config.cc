@@ -14,16 +14,16 @@ namespace trainsim::models {
 // transport's.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
-  t.launch_latency = 1970 * kNanosecond;  // +- 0.23 us
-  t.nvlink_latency_scale = 0.43;           // +- 0.05
-  t.ll_latency_scale = 3.1;                // +- 0.27
-  t.ll128_latency_scale = 3.9;             // +- 0.35
-  t.p2p_channel_bandwidth = 12.4e9;        // +- 0.45 GB/s
-  t.p2p_nvlink_channel_bandwidth = 18.4e9; // +- 0.7 GB/s
+  t.launch_latency = 1970 * kNanosecond;    // +- 0.23 us
+  t.nvlink_latency_scale = 0.43;            // +- 0.05
+  t.ll_latency_scale = 3.1;                 // +- 0.27
+  t.ll128_latency_scale = 3.9;              // +- 0.35
+  t.p2p_channel_bandwidth = 12.4e9;         // +- 0.45 GB/s
+  t.p2p_nvlink_channel_bandwidth = 18.4e9;  // +- 0.7 GB/s
   // +- 0.035, fitted on Hopper and used for every generation: Blackwell's 0.80 +- 0.06 rests on one
   // log (GB300 all-to-all), which a default would then predict from itself.
   t.p2p_nvlink_efficiency = 0.94;
-  t.p2p_network_efficiency = 0.93;         // +- 0.03
+  t.p2p_network_efficiency = 0.93;  // +- 0.03
   switch (transport) {
     case NetTransport::kInfiniband:
       t.network_latency_scale = 0.58;  // +- 0.06, six logs of four H100 clusters and a B200 one
@@ -70,20 +70,22 @@ template <class F>
 std::vector<ClusterParam> link_params(const std::string& key, const std::string& help, F link) {
   ClusterParam section = P::section({.key = key, .help = help});
   section.required = true;
-  ClusterParam bandwidth = P::quantity({.key = key + ".bandwidth", .help = "line rate per direction"},
-                                       Dimension::kBandwidth, kGigabytesPerSecond,
-                                       [link](auto& s) -> auto& { return link(s).bandwidth_bytes_per_s; });
+  ClusterParam bandwidth = P::quantity(
+      {.key = key + ".bandwidth", .help = "line rate per direction"}, Dimension::kBandwidth,
+      kGigabytesPerSecond, [link](auto& s) -> auto& { return link(s).bandwidth_bytes_per_s; });
   bandwidth.required = true;
-  ClusterParam latency = P::time({.key = key + ".latency",
-                                  .help = "the wire's and switches' latency (NCCL's per-step costs "
-                                          "are in collectives)"},
-                                 kMicroseconds, [link](auto& s) -> auto& { return link(s).latency; });
+  ClusterParam latency = P::time(
+      {.key = key + ".latency",
+       .help = "the wire's and switches' latency (NCCL's per-step costs "
+               "are in collectives)"},
+      kMicroseconds, [link](auto& s) -> auto& { return link(s).latency; });
   latency.required = true;
   return {section, bandwidth, latency,
-          P::fraction({.key = key + ".efficiency",
-                       .help = "fraction of line rate collectives achieve; the simulator uses "
-                               "bandwidth x efficiency"},
-                      [link](auto& s) -> auto& { return link(s).efficiency; })};
+          P::fraction(
+              {.key = key + ".efficiency",
+               .help = "fraction of line rate collectives achieve; the simulator uses "
+                       "bandwidth x efficiency"},
+              [link](auto& s) -> auto& { return link(s).efficiency; })};
 }
 
 void add(std::vector<ClusterParam>& to, std::vector<ClusterParam> more) {
@@ -96,19 +98,28 @@ ClusterParam required(ClusterParam p, std::string why = "") {
   return p;
 }
 
+// Physical limits of the counts that size a simulation (bad input beyond them, refused at load
+// before anything is allocated for them): a million nodes is ten times the largest GPU clusters
+// built, and 1,024 GPUs (or NICs) per node eight times the largest NVLink domain announced
+// (NVIDIA's NVL576).
+constexpr long long kMostNodes = 1 << 20;
+constexpr long long kMostGpusPerNode = 1024;
+
 std::vector<ClusterParam> identity_params() {
   std::vector<ClusterParam> out = name_params<ClusterSpec>("cluster");
-  out.push_back(
-      required(P::whole({.key = "nodes", .help = "nodes available; predict --nodes may not exceed it"},
-                        [](auto& s) -> auto& { return s.nodes; })));
-  out.push_back(required(P::whole({.key = "gpus_per_node", .help = "GPUs per node"},
-                                  [](auto& s) -> auto& { return s.gpus_per_node; })));
+  out.push_back(required(P::whole(
+      {.key = "nodes", .help = "nodes available; predict --nodes may not exceed it"},
+      [](auto& s) -> auto& { return s.nodes; }, 1, kMostNodes)));
+  out.push_back(required(P::whole(
+      {.key = "gpus_per_node", .help = "GPUs per node"},
+      [](auto& s) -> auto& { return s.gpus_per_node; }, 1, kMostGpusPerNode)));
   return out;
 }
 
 ClusterParam peak_flops_param() {
   return required(P::custom(
-      {.key = "gpu.peak_flops", .type = "map",
+      {.key = "gpu.peak_flops",
+       .type = "map",
        .range = "fp32, tf32, bf16, fp16, fp8 to a FLOP rate (TFLOP/s) > 0",
        .help = "dense peak per number format (at least one)"},
       [](const ConfigNode& peaks, ClusterSpec& c) {
@@ -143,70 +154,81 @@ std::vector<ClusterParam> gpu_params() {
       c.gpu.architecture = *inferred;
       return;
     }
-    map.optional("model")->fail("names no GPU generation trainsim knows; add 'architecture: "
-                                "volta|ampere|hopper|blackwell' to the gpu section");
+    map.optional("model")->fail(
+        "names no GPU generation trainsim knows; add 'architecture: "
+        "volta|ampere|hopper|blackwell' to the gpu section");
   };
   return {
       required(P::section({.key = "gpu", .help = "the GPU of every node"})),
-      required(P::text({.key = "gpu.model", .help = "the GPU's name"},
-                       [](auto& s) -> auto& { return s.gpu.model; })),
+      required(P::text(
+          {.key = "gpu.model", .help = "the GPU's name"},
+          [](auto& s) -> auto& { return s.gpu.model; })),
       architecture,
       peak_flops_param(),
-      required(P::quantity({.key = "gpu.hbm_bandwidth", .help = "HBM bandwidth"},
-                           Dimension::kBandwidth, kGigabytesPerSecond,
-                           [](auto& s) -> auto& { return s.gpu.hbm_bandwidth_bytes_per_s; })),
-      required(P::quantity({.key = "gpu.hbm_capacity", .help = "HBM size"}, Dimension::kBytes,
-                           WriteUnit{1e9, "GB"},
-                           [](auto& s) -> auto& { return s.gpu.hbm_capacity_bytes; })),
-      P::fraction({.key = "gpu.gemm_efficiency",
-                   .help = "achieved fraction of peak for large GEMMs",
-                   .source = "fitted to GEMM microbenchmarks (trainsim calibrate)"},
-                  [](auto& s) -> auto& { return s.gpu.gemm_efficiency; }),
-      P::quantity({.key = "gpu.gemm_half_flops",
-                   .help = "GEMM efficiency falls for small problems: gemm_efficiency x F / (F + "
-                           "this), F the FLOP of one GEMM; 0: no falloff"},
-                  Dimension::kFlops, kGflop, [](auto& s) -> auto& { return s.gpu.gemm_half_flops; },
-                  false),
-      P::fraction({.key = "gpu.hbm_efficiency", .help = "achieved fraction of HBM bandwidth"},
-                  [](auto& s) -> auto& { return s.gpu.hbm_efficiency; }),
-      P::fraction({.key = "gpu.embedding_efficiency",
-                   .help = "fraction of HBM bandwidth table-batched embedding lookups (forward) "
-                           "reach on the bytes FBGEMM's benchmark counts, for long rows",
-                   .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
-                             "#4757); trainsim calibrate fits it to embedding microbenchmarks"},
-                  [](auto& s) -> auto& { return s.gpu.embedding_efficiency; }),
-      P::fraction({.key = "gpu.embedding_backward_efficiency",
-                   .help = "the same for the backward with the fused optimizer update (FBGEMM "
-                           "counts twice the forward's bytes; trainsim adds the optimizer state)",
-                   .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
-                             "#4757); trainsim calibrate fits it to the embedding microbenchmark's "
-                             "backward passes"},
-                  [](auto& s) -> auto& { return s.gpu.embedding_backward_efficiency; }),
-      P::quantity({.key = "gpu.embedding_half_row_bytes",
-                   .help = "rows of r bytes reach embedding_efficiency (and the backward's) x r / "
-                           "(r + this)"},
-                  Dimension::kBytes, kBytesUnit,
-                  [](auto& s) -> auto& { return s.gpu.embedding_half_row_bytes; }, false),
-      P::time({.key = "gpu.kernel_launch_latency",
-               .help = "host time to launch one group of kernels (one table-batched embedding "
-                       "forward or backward call per GPU and step)",
-               .source = "the launch of one NCCL kernel, collectives.launch_latency as fitted over "
-                         "validation/ (1.97 +- 0.23 us)"},
-              kMicroseconds, [](auto& s) -> auto& { return s.gpu.kernel_launch_latency; }),
-      P::quantity({.key = "gpu.host_to_device_bandwidth", .default_text = "unset",
-                   .help = "pinned host-to-device copy bandwidth"},
-                  Dimension::kBandwidth, kGigabytesPerSecond,
-                  [](auto& s) -> auto& { return s.gpu.host_to_device_bytes_per_s; }),
+      required(P::quantity(
+          {.key = "gpu.hbm_bandwidth", .help = "HBM bandwidth"}, Dimension::kBandwidth,
+          kGigabytesPerSecond, [](auto& s) -> auto& { return s.gpu.hbm_bandwidth_bytes_per_s; })),
+      required(P::quantity(
+          {.key = "gpu.hbm_capacity", .help = "HBM size"}, Dimension::kBytes, WriteUnit{1e9, "GB"},
+          [](auto& s) -> auto& { return s.gpu.hbm_capacity_bytes; })),
+      P::fraction(
+          {.key = "gpu.gemm_efficiency",
+           .help = "achieved fraction of peak for large GEMMs",
+           .source = "fitted to GEMM microbenchmarks (trainsim calibrate)"},
+          [](auto& s) -> auto& { return s.gpu.gemm_efficiency; }),
+      P::quantity(
+          {.key = "gpu.gemm_half_flops",
+           .help = "GEMM efficiency falls for small problems: gemm_efficiency x F / (F + "
+                   "this), F the FLOP of one GEMM; 0: no falloff"},
+          Dimension::kFlops, kGflop, [](auto& s) -> auto& { return s.gpu.gemm_half_flops; }, false),
+      P::fraction(
+          {.key = "gpu.hbm_efficiency", .help = "achieved fraction of HBM bandwidth"},
+          [](auto& s) -> auto& { return s.gpu.hbm_efficiency; }),
+      P::fraction(
+          {.key = "gpu.embedding_efficiency",
+           .help = "fraction of HBM bandwidth table-batched embedding lookups (forward) "
+                   "reach on the bytes FBGEMM's benchmark counts, for long rows",
+           .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
+                     "#4757); trainsim calibrate fits it to embedding microbenchmarks"},
+          [](auto& s) -> auto& { return s.gpu.embedding_efficiency; }),
+      P::fraction(
+          {.key = "gpu.embedding_backward_efficiency",
+           .help = "the same for the backward with the fused optimizer update (FBGEMM "
+                   "counts twice the forward's bytes; trainsim adds the optimizer state)",
+           .source = "FBGEMM on a production-like table mix (meta-pytorch/torchrec PR "
+                     "#4757); trainsim calibrate fits it to the embedding microbenchmark's "
+                     "backward passes"},
+          [](auto& s) -> auto& { return s.gpu.embedding_backward_efficiency; }),
+      P::quantity(
+          {.key = "gpu.embedding_half_row_bytes",
+           .help = "rows of r bytes reach embedding_efficiency (and the backward's) x r / "
+                   "(r + this)"},
+          Dimension::kBytes, kBytesUnit,
+          [](auto& s) -> auto& { return s.gpu.embedding_half_row_bytes; }, false),
+      P::time(
+          {.key = "gpu.kernel_launch_latency",
+           .help = "host time to launch one group of kernels (one table-batched embedding "
+                   "forward or backward call per GPU and step)",
+           .source = "the launch of one NCCL kernel, collectives.launch_latency as fitted over "
+                     "validation/ (1.97 +- 0.23 us)"},
+          kMicroseconds, [](auto& s) -> auto& { return s.gpu.kernel_launch_latency; }),
+      P::quantity(
+          {.key = "gpu.host_to_device_bandwidth",
+           .default_text = "unset",
+           .help = "pinned host-to-device copy bandwidth"},
+          Dimension::kBandwidth, kGigabytesPerSecond,
+          [](auto& s) -> auto& { return s.gpu.host_to_device_bytes_per_s; }),
   };
 }
 
 std::vector<ClusterParam> intra_node_params() {
   constexpr const char* kNvswitch = "fabric: nvswitch";
   ClusterParam hosts = P::checked(
-      P::whole({.key = "intra_node.hosts",
-                .help = "hosts one NVLink domain spans (an NVL72 is one node of 72 GPUs over 18 "
-                        "trays); nccl-tests logs then list this many hosts per node"},
-               [](auto& s) -> auto& { return s.intra_node.hosts; }),
+      P::whole(
+          {.key = "intra_node.hosts",
+           .help = "hosts one NVLink domain spans (an NVL72 is one node of 72 GPUs over 18 "
+                   "trays); nccl-tests logs then list this many hosts per node"},
+          [](auto& s) -> auto& { return s.intra_node.hosts; }),
       [](const ConfigNode& n, const ClusterSpec& c) {
         if (c.gpus_per_node % c.intra_node.hosts != 0) {
           n.fail("must divide gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
@@ -214,51 +236,60 @@ std::vector<ClusterParam> intra_node_params() {
       });
   std::vector<ClusterParam> out = {
       required(P::section({.key = "intra_node", .help = "how the GPUs of a node connect"})),
-      required(P::choice({.key = "intra_node.fabric",
-                          .help = "nvswitch: every GPU has NVLinks to one switch; pcie: GPUs on "
-                                  "PCIe switches"},
-                         intra_node_fabric_names(), [](auto& s) -> auto& { return s.intra_node.fabric; })),
-      for_fabric(P::flag({.key = "intra_node.nvls",
-                          .help = "the switch reduces in the network (NVLink SHARP), enabling NVLS "
-                                  "(one node) and NVLSTree (across nodes)"},
-                         [](auto& s) -> auto& { return s.intra_node.nvls; }),
+      required(P::choice(
+          {.key = "intra_node.fabric",
+           .help = "nvswitch: every GPU has NVLinks to one switch; pcie: GPUs on "
+                   "PCIe switches"},
+          intra_node_fabric_names(), [](auto& s) -> auto& { return s.intra_node.fabric; })),
+      for_fabric(P::flag(
+                     {.key = "intra_node.nvls",
+                      .help = "the switch reduces in the network (NVLink SHARP), enabling NVLS "
+                              "(one node) and NVLSTree (across nodes)"},
+                     [](auto& s) -> auto& { return s.intra_node.nvls; }),
                  nvswitch, kNvswitch),
-      for_fabric(P::whole({.key = "intra_node.nvlink_links",
-                           .default_text = "gpu_link bandwidth / 25 GB/s (50 GB/s for Blackwell)",
-                           .help = "NVLinks per GPU"},
-                          [](auto& s) -> auto& { return s.intra_node.nvlink_links; }),
+      for_fabric(P::whole(
+                     {.key = "intra_node.nvlink_links",
+                      .default_text = "gpu_link bandwidth / 25 GB/s (50 GB/s for Blackwell)",
+                      .help = "NVLinks per GPU"},
+                     [](auto& s) -> auto& { return s.intra_node.nvlink_links; }),
                  nvswitch, kNvswitch),
       for_fabric(hosts, nvswitch, kNvswitch),
-      for_fabric(P::fraction({.key = "intra_node.nvls_efficiency",
-                              .default_text = "NCCL's figure (0.85 Hopper, 0.74 Blackwell)",
-                              .help = "fraction of the NVLink's achieved bandwidth in-switch "
-                                      "reduction reaches",
-                              .source = "NCCL's tuning model; the shipped clusters give the fitted "
-                                        "one (validation/)"},
-                             [](auto& s) -> auto& { return s.intra_node.nvls_efficiency; }),
+      for_fabric(P::fraction(
+                     {.key = "intra_node.nvls_efficiency",
+                      .default_text = "NCCL's figure (0.85 Hopper, 0.74 Blackwell)",
+                      .help = "fraction of the NVLink's achieved bandwidth in-switch "
+                              "reduction reaches",
+                      .source = "NCCL's tuning model; the shipped clusters give the fitted "
+                                "one (validation/)"},
+                     [](auto& s) -> auto& { return s.intra_node.nvls_efficiency; }),
                  nvswitch, kNvswitch),
-      for_fabric(P::time({.key = "intra_node.nvls_step_latency",
-                          .help = "what each NVLS chunk step costs beyond its bytes (NCCL shrinks "
-                                  "NVLS chunks from 128 to 16 KiB for mid-size messages); 0: not "
-                                  "modelled",
-                          .source = "fitted per NVLink generation on validation/ logs (shipped H100 "
-                                    "cluster: 1.9 us)"},
-                         kMicroseconds, [](auto& s) -> auto& { return s.intra_node.nvls_step_latency; }),
-                 nvswitch, kNvswitch),
+      for_fabric(
+          P::time(
+              {.key = "intra_node.nvls_step_latency",
+               .help = "what each NVLS chunk step costs beyond its bytes (NCCL shrinks "
+                       "NVLS chunks from 128 to 16 KiB for mid-size messages); 0: not "
+                       "modelled",
+               .source = "fitted per NVLink generation on validation/ logs (shipped H100 "
+                         "cluster: 1.9 us)"},
+              kMicroseconds, [](auto& s) -> auto& { return s.intra_node.nvls_step_latency; }),
+          nvswitch, kNvswitch),
   };
-  add(out, link_params("intra_node.gpu_link",
-                       "link class of each GPU to the NVSwitch or to its PCIe switch",
-                       [](auto& s) -> auto& { return s.intra_node.gpu_link; }));
-  out.push_back(for_fabric(
-      P::checked(P::whole({.key = "intra_node.pcie_switches",
-                           .help = "GPUs are split evenly over this many PCIe switches"},
-                          [](auto& s) -> auto& { return s.intra_node.pcie_switches; }),
-                 [](const ConfigNode& n, const ClusterSpec& c) {
-                   if (c.intra_node.pcie_switches > c.gpus_per_node) {
-                     n.fail("cannot exceed gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
-                   }
-                 }),
-      pcie, "fabric: pcie"));
+  add(out,
+      link_params(
+          "intra_node.gpu_link", "link class of each GPU to the NVSwitch or to its PCIe switch",
+          [](auto& s) -> auto& { return s.intra_node.gpu_link; }));
+  out.push_back(
+      for_fabric(P::checked(P::whole(
+                                {.key = "intra_node.pcie_switches",
+                                 .help = "GPUs are split evenly over this many PCIe switches"},
+                                [](auto& s) -> auto& { return s.intra_node.pcie_switches; }),
+                            [](const ConfigNode& n, const ClusterSpec& c) {
+                              if (c.intra_node.pcie_switches > c.gpus_per_node) {
+                                n.fail("cannot exceed gpus_per_node (" +
+                                       std::to_string(c.gpus_per_node) + ")");
+                              }
+                            }),
+                 pcie, "fabric: pcie"));
   std::vector<ClusterParam> switch_link = link_params(
       "intra_node.switch_link", "link joining the PCIe switches (e.g. the CPU socket interconnect)",
       [](auto& s) -> auto& { return s.intra_node.switch_link; });
@@ -274,7 +305,8 @@ std::vector<ClusterParam> intra_node_params() {
 // NIC i serves `gpus` (explicit, or an even split).
 ClusterParam nic_gpus_param() {
   ClusterParam p = P::custom(
-      {.key = "nic.gpus", .type = "list of lists of GPU indices",
+      {.key = "nic.gpus",
+       .type = "list of lists of GPU indices",
        .default_text = "GPUs split evenly",
        .help = "per NIC, the local GPUs that send through it, e.g. [[0,1,2,3],[4,5,6,7]]; every "
                "NIC needs a GPU and every GPU a NIC"},
@@ -334,7 +366,8 @@ ClusterParam nic_gpus_param() {
 }
 
 std::vector<ClusterParam> nic_params() {
-  ClusterParam section = P::section({.key = "nic", .help = "the NICs of every node (needed when nodes > 1)"});
+  ClusterParam section =
+      P::section({.key = "nic", .help = "the NICs of every node (needed when nodes > 1)"});
   section.absent = [](MapReader& map, ClusterSpec& c) {
     if (c.nodes > 1) map.fail_missing("nic", "a cluster of several nodes needs NICs");
   };
@@ -348,70 +381,85 @@ std::vector<ClusterParam> nic_params() {
   transport = P::checked(transport, [](const ConfigNode&, ClusterSpec& c) {
     // TCP transports move data through host or device buffers without RDMA.
     const NetTransport t = c.nic.transport;
-    c.nic.gpu_direct = t != NetTransport::kSocket && t != NetTransport::kTcpx && t != NetTransport::kTcpxo;
+    c.nic.gpu_direct =
+        t != NetTransport::kSocket && t != NetTransport::kTcpx && t != NetTransport::kTcpxo;
   });
   std::vector<ClusterParam> out = {
       section,
-      required(P::whole({.key = "nic.count", .help = "NICs per node"},
-                        [](auto& s) -> auto& { return s.nic.count; })),
+      required(P::whole(
+          {.key = "nic.count", .help = "NICs per node"},
+          [](auto& s) -> auto& { return s.nic.count; }, 1, kMostGpusPerNode)),
       transport,
-      required(P::quantity({.key = "nic.bandwidth", .help = "NIC to network, per direction"},
-                           Dimension::kBandwidth, kGigabytesPerSecond,
-                           [](auto& s) -> auto& { return s.nic.link.bandwidth_bytes_per_s; })),
-      required(P::time({.key = "nic.latency", .help = "NIC to network latency"}, kMicroseconds,
-                       [](auto& s) -> auto& { return s.nic.link.latency; })),
-      P::fraction({.key = "nic.efficiency", .help = "fraction of line rate collectives achieve"},
-                  [](auto& s) -> auto& { return s.nic.link.efficiency; }),
+      required(P::quantity(
+          {.key = "nic.bandwidth", .help = "NIC to network, per direction"}, Dimension::kBandwidth,
+          kGigabytesPerSecond, [](auto& s) -> auto& { return s.nic.link.bandwidth_bytes_per_s; })),
+      required(P::time(
+          {.key = "nic.latency", .help = "NIC to network latency"}, kMicroseconds,
+          [](auto& s) -> auto& { return s.nic.link.latency; })),
+      P::fraction(
+          {.key = "nic.efficiency", .help = "fraction of line rate collectives achieve"},
+          [](auto& s) -> auto& { return s.nic.link.efficiency; }),
   };
-  add(out, link_params("nic.gpu_link",
-                       "link class from a GPU to its NIC (the PCIe path of GPUDirect RDMA)",
-                       [](auto& s) -> auto& { return s.nic.gpu_link; }));
-  out.push_back(P::flag({.key = "nic.gpu_direct", .default_text = "true, false for tcpx, tcpxo, socket",
-                         .help = "GPUDirect RDMA between GPU and NIC (NCCL enables LL128 across "
-                                 "nodes only with it)"},
-                        [](auto& s) -> auto& { return s.nic.gpu_direct; }));
+  add(out, link_params(
+               "nic.gpu_link", "link class from a GPU to its NIC (the PCIe path of GPUDirect RDMA)",
+               [](auto& s) -> auto& { return s.nic.gpu_link; }));
+  out.push_back(P::flag(
+      {.key = "nic.gpu_direct",
+       .default_text = "true, false for tcpx, tcpxo, socket",
+       .help = "GPUDirect RDMA between GPU and NIC (NCCL enables LL128 across "
+               "nodes only with it)"},
+      [](auto& s) -> auto& { return s.nic.gpu_direct; }));
   out.push_back(nic_gpus_param());
   return out;
 }
 
 std::vector<ClusterParam> network_params() {
   constexpr const char* kFatTree = "topology: fat_tree";
-  ClusterParam section = P::section({.key = "network", .help = "the fabric between the NICs (needed when nodes > 1)"});
+  ClusterParam section =
+      P::section({.key = "network", .help = "the fabric between the NICs (needed when nodes > 1)"});
   section.absent = [](MapReader& map, ClusterSpec& c) {
     if (c.nodes > 1) map.fail_missing("network", "a cluster of several nodes needs a network");
   };
   section.written = [](const ClusterSpec& c) { return c.nic.count > 0; };
-  ClusterParam leaf = required(P::whole({.key = "network.nodes_per_leaf", .help = "nodes under one leaf switch"},
-                                        [](auto& s) -> auto& { return s.network.nodes_per_leaf; }),
-                               "a fat_tree needs it");
+  ClusterParam leaf =
+      required(P::whole(
+                   {.key = "network.nodes_per_leaf", .help = "nodes under one leaf switch"},
+                   [](auto& s) -> auto& { return s.network.nodes_per_leaf; }, 1, kMostNodes),
+               "a fat_tree needs it");
   ClusterParam spines = required(
-      P::whole({.key = "network.spines", .help = "spine switches; every leaf connects to every spine"},
-               [](auto& s) -> auto& { return s.network.spines; }),
+      P::whole(
+          {.key = "network.spines", .help = "spine switches; every leaf connects to every spine"},
+          [](auto& s) -> auto& { return s.network.spines; }, 1, kMostNodes),
       "a fat_tree needs it");
   return {
       section,
-      required(P::choice({.key = "network.topology",
-                          .help = "single_switch: every NIC on one non-blocking switch; fat_tree: "
-                                  "leaves and spines"},
-                         network_topology_names(), [](auto& s) -> auto& { return s.network.topology; })),
-      for_fabric(P::flag({.key = "network.rail_optimized",
-                          .help = "NIC i of each node goes to its own leaf (a rail)"},
-                         [](auto& s) -> auto& { return s.network.rail_optimized; }),
+      required(P::choice(
+          {.key = "network.topology",
+           .help = "single_switch: every NIC on one non-blocking switch; fat_tree: "
+                   "leaves and spines"},
+          network_topology_names(), [](auto& s) -> auto& { return s.network.topology; })),
+      for_fabric(P::flag(
+                     {.key = "network.rail_optimized",
+                      .help = "NIC i of each node goes to its own leaf (a rail)"},
+                     [](auto& s) -> auto& { return s.network.rail_optimized; }),
                  fat_tree, kFatTree),
       for_fabric(leaf, fat_tree, kFatTree),
       for_fabric(spines, fat_tree, kFatTree),
-      for_fabric(P::number({.key = "network.oversubscription",
-                            .help = "leaf downlink / uplink bandwidth; 1: non-blocking"},
-                           [](auto& s) -> auto& { return s.network.oversubscription; },
-                           "at least 1 (1 = non-blocking)", [](double v) { return v >= 1.0; }),
+      for_fabric(P::number(
+                     {.key = "network.oversubscription",
+                      .help = "leaf downlink / uplink bandwidth; 1: non-blocking"},
+                     [](auto& s) -> auto& { return s.network.oversubscription; },
+                     "at least 1 (1 = non-blocking)", [](double v) { return v >= 1.0; }),
                  fat_tree, kFatTree),
-      for_fabric(P::time({.key = "network.switch_latency", .help = "latency per leaf-spine hop"},
-                         kMicroseconds, [](auto& s) -> auto& { return s.network.switch_latency; }),
+      for_fabric(P::time(
+                     {.key = "network.switch_latency", .help = "latency per leaf-spine hop"},
+                     kMicroseconds, [](auto& s) -> auto& { return s.network.switch_latency; }),
                  fat_tree, kFatTree),
-      P::flag({.key = "network.sharp",
-               .help = "the switches reduce in the network (InfiniBand SHARP with NCCL's CollNet "
-                       "plugin), enabling CollNet Direct and Chain"},
-              [](auto& s) -> auto& { return s.network.sharp; }),
+      P::flag(
+          {.key = "network.sharp",
+           .help = "the switches reduce in the network (InfiniBand SHARP with NCCL's CollNet "
+                   "plugin), enabling CollNet Direct and Chain"},
+          [](auto& s) -> auto& { return s.network.sharp; }),
   };
 }
 
@@ -426,16 +474,19 @@ std::string network_latency_defaults() {
 }
 
 ClusterParam scale_param(std::string key, std::string help, double CollectiveTuning::*field) {
-  return P::number({.key = std::move(key), .help = std::move(help),
-                    .source = "joint fit over the logs in validation/ (trainsim validate "
-                              "--leave-one-out)"},
-                   [field](auto& s) -> auto& { return s.collectives.*field; }, "positive",
-                   [](double v) { return v > 0; });
+  return P::number(
+      {.key = std::move(key),
+       .help = std::move(help),
+       .source = "joint fit over the logs in validation/ (trainsim validate "
+                 "--leave-one-out)"},
+      [field](auto& s) -> auto& { return s.collectives.*field; }, "positive",
+      [](double v) { return v > 0; });
 }
 
 ClusterParam nccl_env_param() {
   return P::custom(
-      {.key = "collectives.env", .type = "map of NCCL variables",
+      {.key = "collectives.env",
+       .type = "map of NCCL variables",
        .help = "NCCL's environment, e.g. {NCCL_ALGO: Ring, NCCL_MIN_NCHANNELS: 24}: NCCL_ALGO, "
                "NCCL_PROTO (lists, ^ excludes), NCCL_MIN_NCHANNELS/NCCL_MIN_CTAS, "
                "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, "
@@ -462,9 +513,10 @@ ClusterParam nccl_env_param() {
 std::vector<ClusterParam> collectives_params() {
   constexpr const char* kFit =
       "joint fit over the logs in validation/ (trainsim validate --leave-one-out)";
-  ClusterParam section = P::section(
-      {.key = "collectives", .help = "how NCCL runs on this cluster; constants a file leaves out "
-                                     "take the joint fit over every log in validation/"});
+  ClusterParam section =
+      P::section({.key = "collectives",
+                  .help = "how NCCL runs on this cluster; constants a file leaves out "
+                          "take the joint fit over every log in validation/"});
   // The defaults are the transport's; keys given override them.
   section.read = [](const ConfigNode&, ClusterSpec& c) {
     c.collectives = calibrated_collective_defaults(c.nic.transport);
@@ -473,7 +525,8 @@ std::vector<ClusterParam> collectives_params() {
     c.collectives = calibrated_collective_defaults(c.nic.transport);
   };
   ClusterParam version = P::custom(
-      {.key = "collectives.nccl_version", .type = "NCCL release",
+      {.key = "collectives.nccl_version",
+       .type = "NCCL release",
        .help = "the NCCL release the job runs (2.18.5, 2.26, ...): its tuning tables, ring step "
                "counts and point-to-point channel rules"},
       [](const ConfigNode& v, ClusterSpec& c) {
@@ -495,36 +548,43 @@ std::vector<ClusterParam> collectives_params() {
   return {
       section,
       version,
-      P::time({.key = "collectives.launch_latency",
-               .help = "host time to launch one GPU's kernels of an operation; a thread driving "
-                       "several GPUs (nccl-tests -g) launches them one after another",
-               .source = kFit},
-              kMicroseconds, [](auto& s) -> auto& { return s.collectives.launch_latency; }),
-      scale_param("collectives.nvlink_latency_scale", hop + "NVLink" + as_nccl, &T::nvlink_latency_scale),
+      P::time(
+          {.key = "collectives.launch_latency",
+           .help = "host time to launch one GPU's kernels of an operation; a thread driving "
+                   "several GPUs (nccl-tests -g) launches them one after another",
+           .source = kFit},
+          kMicroseconds, [](auto& s) -> auto& { return s.collectives.launch_latency; }),
+      scale_param("collectives.nvlink_latency_scale", hop + "NVLink" + as_nccl,
+                  &T::nvlink_latency_scale),
       scale_param("collectives.pcie_latency_scale", hop + "PCIe" + as_nccl, &T::pcie_latency_scale),
       network,
       scale_param("collectives.ll_latency_scale", "the same for the LL protocol (Simple: 1)",
                   &T::ll_latency_scale),
       scale_param("collectives.ll128_latency_scale", "the same for the LL128 protocol",
                   &T::ll128_latency_scale),
-      P::quantity({.key = "collectives.p2p_channel_bandwidth",
-                   .help = "throughput one point-to-point channel reaches over the network",
-                   .source = kFit},
-                  Dimension::kBandwidth, kGigabytesPerSecond,
-                  [](auto& s) -> auto& { return s.collectives.p2p_channel_bandwidth; }),
-      P::quantity({.key = "collectives.p2p_nvlink_channel_bandwidth",
-                   .help = "throughput one point-to-point channel reaches over NVLink",
-                   .source = kFit},
-                  Dimension::kBandwidth, kGigabytesPerSecond,
-                  [](auto& s) -> auto& { return s.collectives.p2p_nvlink_channel_bandwidth; }),
-      P::fraction({.key = "collectives.p2p_nvlink_efficiency",
-                   .help = "fraction of NVLink's achieved bandwidth point-to-point traffic "
-                           "(all-to-all, send/recv) reaches",
-                   .source = kFit},
-                  [](auto& s) -> auto& { return s.collectives.p2p_nvlink_efficiency; }),
-      P::fraction({.key = "collectives.p2p_network_efficiency",
-                   .help = "the same over the network", .source = kFit},
-                  [](auto& s) -> auto& { return s.collectives.p2p_network_efficiency; }),
+      P::quantity(
+          {.key = "collectives.p2p_channel_bandwidth",
+           .help = "throughput one point-to-point channel reaches over the network",
+           .source = kFit},
+          Dimension::kBandwidth, kGigabytesPerSecond,
+          [](auto& s) -> auto& { return s.collectives.p2p_channel_bandwidth; }),
+      P::quantity(
+          {.key = "collectives.p2p_nvlink_channel_bandwidth",
+           .help = "throughput one point-to-point channel reaches over NVLink",
+           .source = kFit},
+          Dimension::kBandwidth, kGigabytesPerSecond,
+          [](auto& s) -> auto& { return s.collectives.p2p_nvlink_channel_bandwidth; }),
+      P::fraction(
+          {.key = "collectives.p2p_nvlink_efficiency",
+           .help = "fraction of NVLink's achieved bandwidth point-to-point traffic "
+                   "(all-to-all, send/recv) reaches",
+           .source = kFit},
+          [](auto& s) -> auto& { return s.collectives.p2p_nvlink_efficiency; }),
+      P::fraction(
+          {.key = "collectives.p2p_network_efficiency",
+           .help = "the same over the network",
+           .source = kFit},
+          [](auto& s) -> auto& { return s.collectives.p2p_network_efficiency; }),
       nccl_env_param(),
   };
 }
@@ -560,9 +620,7 @@ Dtype parse_dtype_node(const ConfigNode& node) {
   return *dtype;
 }
 
-ClusterSpec parse_cluster_spec(const ConfigNode& root) {
-  return cluster_params().load(root);
-}
+ClusterSpec parse_cluster_spec(const ConfigNode& root) { return cluster_params().load(root); }
 
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
   return parse_cluster_spec(ConfigNode::load_file(path, settings));
