@@ -815,6 +815,8 @@ TEST(RecsysCliTest, BadJobsAndModelsNameFileLineAndKey) {
 
 // --- Beyond the step: check-claim, strong and weak scaling, input stalls, checkpoints ---
 
+nlohmann::json predict_json(const std::vector<std::string>& extra);
+
 TEST(CheckClaimTest, TheMeasurementNotesExamples) {
   Result r = run({"check-claim", "--baseline-nodes", "1", "--nodes", "4", "--speedup", "3.9"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -851,6 +853,46 @@ TEST(CheckClaimTest, VerdictsAgainstThePrediction) {
   r = run({"check-claim", "--nodes", "4", "--speedup", "4.2", "--job",
            kSourceDir + "/configs/jobs/foundation-optimized.yaml", "--network", "analytic"});
   EXPECT_NE(r.out.find("beyond linear scaling"), std::string::npos) << r.out;
+}
+
+TEST(CheckClaimTest, SuperlinearClaimsAreFlaggedWithoutACluster) {
+  const Result r = run({"check-claim", "--nodes", "2", "--speedup", "2.3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("efficiency 115.00%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning   superlinear: 2.30x on 2x the hardware"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(run({"check-claim", "--nodes", "2", "--speedup", "1.9"}).out.find("superlinear"),
+            std::string::npos);
+}
+
+TEST(CheckClaimTest, MeasuredThroughputsAreJudgedAsTheyAre) {
+  // The job's own prediction (analytic) at 1 and 4 nodes, read from predict's JSON: a claim of
+  // those two throughputs is plausible; the same speedup from a baseline at half its
+  // prediction, with the 4-node figure halved too, is judged on the absolute figures and is
+  // pessimistic (a slow baseline does not excuse a slow cluster).
+  const std::string job = kSourceDir + "/configs/jobs/foundation-optimized.yaml";
+  const nlohmann::json p = predict_json({"--job", job, "--nodes", "1,4"});
+  const double one = p["points"][0]["throughput_examples_per_s"].get<double>();
+  const double four = p["points"][1]["throughput_examples_per_s"].get<double>();
+  const auto text = [](double v) { return std::to_string(static_cast<long long>(v)); };
+  Result r = run({"check-claim", "--nodes", "4", "--baseline-throughput", text(one), "--throughput",
+                  text(four), "--job", job, "--network", "analytic"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("measured  baseline " + text(one) + " ex/s = 100.0% of the predicted"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("verdict   plausible"), std::string::npos) << r.out;
+  r = run({"check-claim", "--nodes", "4", "--baseline-throughput", text(one / 2), "--throughput",
+           text(four / 2), "--job", job, "--network", "analytic"});
+  EXPECT_NE(r.out.find("warning   the baseline ran at 50% of its prediction"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("verdict   pessimistic: " + text(four / 2) + " ex/s is below the predicted"),
+            std::string::npos)
+      << r.out;
+  // As a bare speedup the same ratio is plausible: nothing says the baseline was slow.
+  r = run({"check-claim", "--nodes", "4", "--speedup", std::to_string(four / one), "--job", job,
+           "--network", "analytic"});
+  EXPECT_NE(r.out.find("verdict   plausible"), std::string::npos) << r.out;
 }
 
 TEST(CheckClaimTest, BadInput) {

@@ -155,6 +155,9 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
            "compute)\n"
            "and a verdict: plausible, optimistic (beyond what the cluster allows)\n"
            "or pessimistic (a bottleneck the cluster should not have), with a 10% tolerance.\n"
+           "Measured throughputs are compared with their predictions and the claimed one is\n"
+           "judged as it is (a slow baseline cannot flatter it); a superlinear speedup is\n"
+           "flagged.\n"
            "With two --run, compares throughput with time-to-quality and says why they differ.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
@@ -190,6 +193,8 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
         "check-claim: --nodes must exceed --baseline-nodes (a speedup from adding "
         "nodes)");
   }
+  // The measured throughputs, when given (examples/s): baseline and claimed.
+  std::optional<std::pair<double, double>> measured;
   if (vm.count("speedup")) {
     if (vm.count("throughput") || vm.count("baseline-throughput")) {
       throw UsageError("check-claim: give --speedup or the two throughputs, not both");
@@ -203,6 +208,7 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
     const double now = vm["throughput"].as<double>();
     if (!(base > 0) || !(now > 0)) throw UsageError("check-claim: throughputs must be positive");
     c.speedup = now / base;
+    measured = std::make_pair(base, now);
   }
   if (!(c.speedup > 0) || !std::isfinite(c.speedup)) {
     throw UsageError("check-claim: the speedup must be a positive number");
@@ -212,6 +218,12 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
       << printf_string("%.2fx", c.speedup) << ", efficiency "
       << printf_string("%.2f%%", 100.0 * c.efficiency())
       << " of ideal (linear scaling: " << printf_string("%.2fx", c.ideal()) << ")\n";
+  if (c.speedup > c.ideal() * (1 + 1e-9)) {
+    out << "warning   superlinear: " << printf_string("%.2fx", c.speedup) << " on "
+        << printf_string("%.3g", c.ideal())
+        << "x the hardware; only a baseline slower than it should be, or per-GPU work that "
+           "shrank (strong scaling into caches, a smaller problem per GPU) gives that\n";
+  }
   if (!vm.count("cluster") && !vm.count("model") && !vm.count("job")) return kExitOk;
 
   const models::ScalingStudyOptions study_options = parse_study_options(vm);
@@ -232,8 +244,17 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
     return p.global_batch / to_seconds(step);
   };
   const double bound = bound_throughput(claimed_point) / baseline_point.throughput;
+  // Speedups, or, with measured throughputs, absolute examples/s at the claimed node count
+  // (a slow baseline cannot then flatter the claim): prediction, bound and linear scaling of
+  // the measured baseline on the same scale as the claim.
+  const double scale = measured ? baseline_point.throughput : 1.0;
+  const double claimed = measured ? measured->second : c.speedup;
+  const double ideal = measured ? measured->first * c.ideal() : c.ideal();
   const models::Verdict verdict =
-      models::judge_claim(c.speedup, predicted, bound, c.ideal(), kTolerance);
+      models::judge_claim(claimed, predicted * scale, bound * scale, ideal, kTolerance);
+  const auto figure = [&](double v) {
+    return measured ? printf_string("%.0f ex/s", v) : printf_string("%.2fx", v);
+  };
   const auto ms = [](Time t) { return printf_string("%.3f", to_milliseconds(t)); };
   const models::StepBreakdown& b = claimed_point.breakdown;
   out << "trainsim  " << inputs.cluster.name << ", " << models::model_name(inputs.workload.model)
@@ -245,43 +266,70 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
       << "          at " << c.nodes << " nodes, ms per step: step " << ms(claimed_point.step_time)
       << " = compute " << ms(b.compute) << " + comm stall " << ms(b.exposed_communication)
       << " + imbalance " << ms(b.imbalance) << " + input " << ms(b.input_stall) << " + ckpt "
-      << ms(b.checkpoint) << " + eval " << ms(b.evaluation) << "; dominant: " << dominant_cause(claimed_point) << "\n"
+      << ms(b.checkpoint) << " + eval " << ms(b.evaluation)
+      << "; dominant: " << dominant_cause(claimed_point) << "\n"
       << "          bound " << printf_string("%.2fx", bound)
       << ": every transfer hidden behind compute (communication "
       << ms(claimed_point.communication_busy) << " ms per step against " << ms(b.compute)
       << " ms of compute and " << ms(b.imbalance) << " ms waiting for the slowest rank)\n";
-  out << "verdict   " << models::verdict_name(verdict) << ": ";
+  if (measured) {
+    const double base_share = measured->first / baseline_point.throughput;
+    out << "measured  baseline " << figure(measured->first) << " = "
+        << printf_string("%.1f%%", 100 * base_share) << " of the predicted "
+        << figure(baseline_point.throughput) << "; at " << c.nodes << " nodes "
+        << figure(measured->second) << " = "
+        << printf_string("%.1f%%", 100 * measured->second / claimed_point.throughput)
+        << " of the predicted " << figure(claimed_point.throughput) << " (bound "
+        << figure(bound * scale) << ")\n";
+    if (base_share < 1 - kTolerance) {
+      out << "warning   the baseline ran at " << printf_string("%.0f%%", 100 * base_share)
+          << " of its prediction: a slow baseline inflates the speedup, so the claim is judged "
+             "on the measured throughputs\n";
+    }
+  }
+  out << "verdict   " << models::verdict_name(verdict) << ": " << figure(claimed);
   switch (verdict) {
     case models::Verdict::kPlausible:
-      out << printf_string("%.2fx", c.speedup) << " is within reach of the predicted "
-          << printf_string("%.2fx", predicted)
-          << (c.speedup > predicted * (1 + kTolerance)
-                  ? " and under the bound (better overlap than modelled)"
-                  : " (10% tolerance)")
-          << "\n";
+      if (claimed > bound * scale) {
+        out << " is above the bound " << figure(bound * scale) << " by less than the "
+            << printf_string("%.0f%%", 100 * kTolerance) << " tolerance";
+      } else if (claimed > predicted * scale * (1 + kTolerance)) {
+        out << " is above the predicted " << figure(predicted * scale) << " and under the bound "
+            << figure(bound * scale) << " (better overlap than modelled)";
+      } else {
+        out << " is within " << printf_string("%.0f%%", 100 * kTolerance) << " of the predicted "
+            << figure(predicted * scale) << " or above it (under the "
+            << "bound " << figure(bound * scale) << ")";
+      }
+      out << "\n";
       break;
     case models::Verdict::kOptimistic:
-      if (c.speedup > c.ideal()) {
-        out << printf_string("%.2fx", c.speedup) << " on " << printf_string("%.3g", c.ideal())
-            << "x the hardware is beyond linear scaling: only a slower baseline or per-GPU work "
-               "that shrank (strong scaling into caches) gives that\n";
+      if (claimed > ideal * (1 + 1e-9)) {
+        out << " is beyond linear scaling of the baseline (" << figure(ideal)
+            << "): only a slower baseline or per-GPU work that shrank (strong scaling into "
+               "caches) gives that\n";
       } else {
-        out << printf_string("%.2fx", c.speedup) << " is beyond the "
-            << printf_string("%.2fx", bound)
-            << " this cluster allows even with every transfer hidden behind compute; unless the "
-               "baseline ran slower than predicted, the claim is too good for this fabric\n";
+        out << " is beyond the " << figure(bound * scale)
+            << " this cluster allows even with every transfer hidden behind compute, by more "
+               "than the "
+            << printf_string("%.0f%%", 100 * kTolerance) << " tolerance"
+            << (measured ? "; the claim is too good for this fabric\n"
+                         : "; unless the baseline ran slower than predicted, the claim is too "
+                           "good for this fabric\n");
       }
       break;
     case models::Verdict::kPessimistic: {
-      const double implied =
-          claimed_point.global_batch / (c.speedup * baseline_point.throughput);  // s per step
-      out << printf_string("%.2fx", c.speedup) << " is below the predicted "
-          << printf_string("%.2fx", predicted) << ": the run lost about "
+      const double implied = measured ? claimed_point.global_batch / measured->second
+                                      : claimed_point.global_batch /
+                                            (c.speedup * baseline_point.throughput);  // s/step
+      out << " is below the predicted " << figure(predicted * scale) << " by more than the "
+          << printf_string("%.0f%%", 100 * kTolerance) << " tolerance: the run lost about "
           << printf_string("%.3f", (implied - to_seconds(claimed_point.step_time)) * 1e3)
           << " ms per step more than the model expects at " << c.nodes
           << " nodes. Look for a bottleneck this cluster should not have: input pipeline, "
              "stragglers, collectives not using every NIC or falling back to a slower "
-             "transport, or a faster baseline than modelled\n";
+             "transport"
+          << (measured ? "" : ", or a faster baseline than modelled") << "\n";
       break;
     }
   }

@@ -2,6 +2,7 @@
 // and writes the scaling table (and optionally a Chrome trace).
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "tools/cli.h"
 #include "tools/output_file.h"
 #include "tools/plot_svg.h"
+#include "tools/progress.h"
 #include "tools/report_format.h"
 #include "tools/result_schema.h"
 #include "tools/version.h"
@@ -223,8 +225,9 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     std::ostringstream text;
     models::write_resolved_scenario(
         text, inputs,
-        {"trainsim " + std::string(kTrainsimVersion) + " predict --resolved: every key with its "
-         "default filled in and --set applied;",
+        {"trainsim " + std::string(kTrainsimVersion) +
+             " predict --resolved: every key with its "
+             "default filled in and --set applied;",
          "each document loads back as a file of its kind (--cluster, --model, --job)."});
     write_output(output_path(vm), out, text.str());
     return kExitOk;
@@ -253,8 +256,13 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   if (vm.count("plot"))
     plot_file = std::make_unique<AtomicOutputFile>(vm["plot"].as<std::string>());
 
-  if (::isatty(STDERR_FILENO)) {
-    err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "...\n";
+  // On a terminal, a progress line per node count (the largest take the longest).
+  Progress progress(err, std::set<int>(nodes.begin(), nodes.end()).size(), "node counts");
+  if (progress.enabled()) {
+    err << "simulating " << nodes.size() << " node count(s) on " << cluster.name << "\n";
+    study_options.on_point = [&progress](std::size_t done, std::size_t, int n) {
+      progress.update(done, "(" + std::to_string(n) + " nodes done)");
+    };
   }
   const models::ScalingStudy study =
       models::run_scaling_study(cluster, workload, nodes, study_options);

@@ -23,6 +23,7 @@
 #include "tools/cli.h"
 #include "tools/output_file.h"
 #include "tools/plot_svg.h"
+#include "tools/progress.h"
 #include "tools/report_format.h"
 #include "tools/result_reader.h"
 #include "tools/sweep_run.h"
@@ -77,40 +78,10 @@ std::pair<std::size_t, std::size_t> parse_range(const std::string& text, std::si
   return {a, std::min(b, points)};
 }
 
-// Progress on stderr (only when it is a terminal): done / total, rate and time left.
-class Progress {
- public:
-  Progress(std::ostream& err, std::size_t total)
-      : err_(err),
-        total_(total),
-        enabled_(::isatty(STDERR_FILENO) && total > 0),
-        start_(std::chrono::steady_clock::now()) {}
-  void update(std::size_t done) {
-    if (!enabled_) return;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = seconds > 0 ? done / seconds : 0.0;
-    const int width = 30;
-    const int filled = static_cast<int>(width * done / total_);
-    char line[160];
-    std::snprintf(line, sizeof line, "\r[%s%s] %zu/%zu points  %.1f points/s  ETA %.0f s ",
-                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done,
-                  total_, rate, rate > 0 ? (total_ - done) / rate : 0.0);
-    err_ << line << std::flush;
-    if (done == total_) err_ << "\n";
-  }
-
- private:
-  std::ostream& err_;
-  std::size_t total_;
-  bool enabled_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 // Points in parallel on this machine's cores; rows written in index order as they complete.
 void run_on_this_machine(const SweepJob& job, const std::vector<std::size_t>& todo,
                          SweepOutput& output, std::ostream& err, int threads) {
-  Progress progress(err, todo.size());
+  Progress progress(err, todo.size(), "points");
   std::vector<std::optional<std::string>> rows(todo.size());
   std::mutex mutex;
   std::size_t next = 0, finished = 0;

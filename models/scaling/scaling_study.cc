@@ -130,8 +130,7 @@ BatchScaling resolve_batch_scaling(const Workload& w, ScalingMode mode, int base
   return b;
 }
 
-QualityTarget resolve_quality_target(const Workload& w,
-                                     const std::optional<double>& target_quality,
+QualityTarget resolve_quality_target(const Workload& w, const std::optional<double>& target_quality,
                                      const SourceLocation& origin) {
   QualityTarget t;
   const ConvergenceSpec& c = convergence_of(w);
@@ -278,6 +277,7 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
     study.points.push_back(simulate_point(cluster, workload, nodes,
                                           study.batch.at(nodes * cluster.gpus_per_node),
                                           sim_options, &study.target, &study.trace));
+    if (options.on_point) options.on_point(study.points.size(), node_counts.size(), nodes);
   }
   fill_speedup_and_efficiency(study.points);
   return study;

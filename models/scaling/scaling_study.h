@@ -2,9 +2,11 @@
 // throughput (examples/s), speedup = throughput(N) / throughput(baseline) with the smallest node
 // count as baseline, and efficiency = speedup / (N / N_baseline). Beyond the step, it adds the
 // input pipeline's stalls, the checkpoint and failure overhead and the evaluation phases (folded
-// into the step time and throughput), and time-to-quality from the model's convergence at each global batch.
+// into the step time and throughput), and time-to-quality from the model's convergence at each
+// global batch.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -59,7 +61,6 @@ struct ScalingPoint {
   double relative_ttq = 0.0;
 };
 
-
 struct BatchScaling {
   bool strong = false;
   double global_batch = 0.0;   // strong
@@ -88,6 +89,9 @@ struct ScalingStudyOptions {
   ScalingMode scaling = ScalingMode::kJob;
   std::optional<double> target_quality;  // overrides the job's and the model's
   SourceLocation target_origin;          // where target_quality was given, for errors
+  // Called after each node count is simulated, with how many are done of how many (for a
+  // progress display; optional).
+  std::function<void(std::size_t done, std::size_t total, int nodes)> on_point;
 };
 
 struct ScalingStudy {
