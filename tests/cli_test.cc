@@ -1338,5 +1338,80 @@ TEST(RecsysCliTest, ShardingOptionSetsTheJobsStrategy) {
   EXPECT_NE(bad.err.find("best, greedy"), std::string::npos) << bad.err;
 }
 
+TEST(CompareTest, SeriesSideBySideWithTheirDifferencesFromTheFirst) {
+  // Two predictions of the same job, the second on half the NIC bandwidth: compare's figures are
+  // the two results' own, and its changes their differences (throughput in %, efficiency in
+  // points, times in ms).
+  TempDir dir;
+  const std::string a = dir.file("a.json").string(), b = dir.file("b.json").string();
+  ASSERT_EQ(run({"predict", "--network", "analytic", "--nodes", "1,2", "--format", "json", "-o", a})
+                .status,
+            0);
+  ASSERT_EQ(run({"predict", "--network", "analytic", "--nodes", "1,2", "--format", "json", "--set",
+                 "cluster.nic.bandwidth=200Gb/s", "-o", b})
+                .status,
+            0);
+  const auto json_of = [](const std::string& path) {
+    return nlohmann::json::parse(read_file(path));
+  };
+  const nlohmann::json ja = json_of(a), jb = json_of(b);
+  const Result r = run({"compare", a, b, "--format", "csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, line;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("nodes,series,label,throughput_examples_per_s,throughput_change,", 0), 0u);
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (const char ch : line) {
+      if (ch == '"')
+        quoted = !quoted;
+      else if (ch == ',' && !quoted)
+        cells.push_back(std::exchange(cell, {}));
+      else
+        cell += ch;
+    }
+    cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  ASSERT_EQ(rows.size(), 4u);  // nodes 1 and 2, series A and B each
+  for (int i = 0; i < 2; ++i) {
+    const auto& pa = ja["points"][i];
+    const auto& pb = jb["points"][i];
+    const auto& ra = rows[2 * i];
+    const auto& rb = rows[2 * i + 1];
+    EXPECT_EQ(ra[1], "A");
+    EXPECT_EQ(rb[1], "B");
+    EXPECT_EQ(ra[4], "");  // A has no change from itself
+    const double ta = pa["throughput_examples_per_s"].get<double>();
+    const double tb = pb["throughput_examples_per_s"].get<double>();
+    EXPECT_NEAR(std::stod(rb[3]), tb, 1e-6 * tb);
+    EXPECT_NEAR(std::stod(rb[4]), tb / ta - 1.0, 1e-8);
+    EXPECT_NEAR(std::stod(rb[6]), pb["efficiency"].get<double>() - pa["efficiency"].get<double>(),
+                1e-8);
+    EXPECT_NEAR(std::stod(rb[8]), pb["step_time_s"].get<double>() - pa["step_time_s"].get<double>(),
+                1e-12);
+  }
+  // The terminal table names the series and shows the same change in %.
+  const Result t = run({"compare", a, b});
+  EXPECT_NE(t.out.find("A = a.json"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("B = b.json"), std::string::npos) << t.out;
+  const double change = 100.0 * (jb["points"][1]["throughput_examples_per_s"].get<double>() /
+                                     ja["points"][1]["throughput_examples_per_s"].get<double>() -
+                                 1.0);
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", change);
+  EXPECT_NE(t.out.find(text), std::string::npos) << text << "\n" << t.out;
+  // One result is not a comparison; report takes several and shows the table.
+  EXPECT_EQ(run({"compare", a}).status, 2);
+  const Result page = run({"report", a, b});
+  ASSERT_EQ(page.status, 0) << page.err;
+  EXPECT_NE(page.out.find("<h2>Side by side</h2>"), std::string::npos);
+  EXPECT_NE(page.out.find("B: b.json"), std::string::npos);  // the plot's legend
+}
+
 }  // namespace
 }  // namespace trainsim::cli

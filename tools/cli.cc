@@ -32,7 +32,9 @@ commands:
   plan       the smallest node count and the cheapest cluster that meet a throughput target
              or a time-to-quality deadline
   report     one self-contained HTML page (plots, tables, configs) for a predict or sweep
-             result
+             result, or several side by side
+  compare    several results at the same node counts: throughput, efficiency and every
+             part of the step, with their differences from the first
   check-claim
              check a reported speedup against the cluster, or two runs' throughput against
              their time-to-quality
@@ -93,7 +95,8 @@ namespace {
 
 // Every number given on the command line must be finite: nan and inf mean nothing as a target, a
 // price or a size, and would otherwise slip past checks such as "must be positive".
-void refuse_non_finite(const boost::program_options::variables_map& vm, const std::string& command) {
+void refuse_non_finite(const boost::program_options::variables_map& vm,
+                       const std::string& command) {
   for (const auto& [name, value] : vm) {
     if (value.defaulted()) continue;
     std::vector<double> numbers;
@@ -101,9 +104,9 @@ void refuse_non_finite(const boost::program_options::variables_map& vm, const st
     if (const auto* v = boost::any_cast<std::vector<double>>(&value.value())) numbers = *v;
     for (const double x : numbers) {
       if (!std::isfinite(x)) {
-        throw UsageError(command + ": --" + name + ": must be a finite number, got '" +
-                         (std::isnan(x) ? std::string("nan") : std::string(x > 0 ? "inf" : "-inf")) +
-                         "'");
+        throw UsageError(
+            command + ": --" + name + ": must be a finite number, got '" +
+            (std::isnan(x) ? std::string("nan") : std::string(x > 0 ? "inf" : "-inf")) + "'");
       }
     }
   }
@@ -154,6 +157,28 @@ boost::program_options::variables_map parse_options(
   return vm;
 }
 
+boost::program_options::variables_map parse_options_list(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options, const std::string& command,
+    const std::string& positional) {
+  namespace po = boost::program_options;
+  po::options_description hidden;
+  hidden.add_options()(positional.c_str(), po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description position;
+  position.add(positional.c_str(), -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(position).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(command + ": " + e.what());
+  }
+  refuse_non_finite(vm, command);
+  return vm;
+}
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
@@ -174,6 +199,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "sweep") return run_sweep(rest, out, err);
     if (args[0] == "plan") return run_plan(rest, out, err);
     if (args[0] == "report") return run_report(rest, out, err);
+    if (args[0] == "compare") return run_compare(rest, out, err);
     if (args[0] == "describe") return run_describe(rest, out, err);
     throw UsageError("unknown command '" + args[0] + "'");
   } catch (const UsageError& e) {

@@ -49,6 +49,12 @@ boost::program_options::variables_map parse_options(
     const boost::program_options::options_description& options, const std::string& command,
     const std::string& positional);
 
+// The same with any number of positional arguments, stored as a list under `positional`.
+boost::program_options::variables_map parse_options_list(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options, const std::string& command,
+    const std::string& positional);
+
 // The value of --output, if given.
 inline std::optional<std::string> output_path(const boost::program_options::variables_map& vm) {
   if (!vm.count("output")) return std::nullopt;
@@ -62,7 +68,8 @@ E parse_choice(const boost::program_options::variables_map& vm, const std::strin
                const models::EnumNames<E>& names) {
   const std::string text = vm[name].as<std::string>();
   const auto value = names.parse(text);
-  if (!value) throw UsageError("--" + name + " must be " + names.choices() + ", not '" + text + "'");
+  if (!value)
+    throw UsageError("--" + name + " must be " + names.choices() + ", not '" + text + "'");
   return *value;
 }
 
@@ -118,6 +125,7 @@ int run_check_claim(const std::vector<std::string>& args, std::ostream& out, std
 int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_describe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -10,6 +10,8 @@ namespace trainsim::cli {
 
 struct PlotPoint {
   int nodes = 0;
+  double throughput = 0.0;  // examples/s
+  double step_time = 0.0;   // seconds
   double speedup = 0.0;
   double efficiency = 0.0;
   // Seconds per step of each part of the breakdown, in the order of breakdown_parts()

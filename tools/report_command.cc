@@ -7,6 +7,7 @@
 
 #include "models/config/sweep_config.h"
 #include "tools/cli.h"
+#include "tools/compare.h"
 #include "tools/output_file.h"
 #include "tools/plot_svg.h"
 #include "tools/result_reader.h"
@@ -36,22 +37,24 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-void write_report_html(std::ostream& out, const ResultSet& r, const std::string& source) {
-  std::ostringstream svg;
-  write_scaling_svg(svg, r.series, r.title, r.baseline_nodes);
-  std::string plot = svg.str();
-  plot = plot.substr(plot.find("<svg"));  // inline: no XML declaration
+namespace {
+
+void write_page_head(std::ostream& out, const std::string& title) {
   out << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-      << "<meta charset=\"utf-8\"/>\n<title>trainsim: " << xml_escape(r.title) << "</title>\n"
-      << "<style>" << kStyle << "</style>\n</head>\n<body>\n"
-      << "<h1>trainsim " << xml_escape(r.kind) << ": " << xml_escape(r.title) << "</h1>\n"
-      << "<p>From <code>" << xml_escape(source) << "</code>; results by trainsim "
-      << xml_escape(r.version.empty() ? kTrainsimVersion : r.version) << ", page by trainsim "
-      << kTrainsimVersion
-      << ". Speedup = throughput(N) / throughput(baseline); efficiency = speedup / (N / "
-         "N_baseline); ttq = time-to-quality.</p>\n"
-      << "<h2>Scaling</h2>\n"
-      << plot << "<h2>Results</h2>\n<table>\n<tr>";
+      << "<meta charset=\"utf-8\"/>\n<title>trainsim: " << xml_escape(title) << "</title>\n"
+      << "<style>" << kStyle << "</style>\n</head>\n<body>\n";
+}
+
+void write_plot(std::ostream& out, const std::vector<PlotSeries>& series, const std::string& title,
+                int baseline_nodes) {
+  std::ostringstream svg;
+  write_scaling_svg(svg, series, title, baseline_nodes);
+  const std::string plot = svg.str();
+  out << plot.substr(plot.find("<svg"));  // inline: no XML declaration
+}
+
+void write_rows(std::ostream& out, const ResultSet& r) {
+  out << "<table>\n<tr>";
   for (const auto& c : r.columns) out << "<th>" << xml_escape(c) << "</th>";
   out << "</tr>\n";
   for (const auto& row : r.rows) {
@@ -63,7 +66,10 @@ void write_report_html(std::ostream& out, const ResultSet& r, const std::string&
     }
     out << "</tr>\n";
   }
-  out << "</table>\n<h2>Configs used</h2>\n";
+  out << "</table>\n";
+}
+
+void write_configs(std::ostream& out, const ResultSet& r) {
   std::vector<std::string> files = r.config_files;
   if (r.kind == "sweep" && !files.empty()) {
     try {
@@ -80,6 +86,54 @@ void write_report_html(std::ostream& out, const ResultSet& r, const std::string&
     out << "<details><summary>" << xml_escape(f) << "</summary><pre>"
         << xml_escape(text.empty() ? "(cannot be read from here)" : text) << "</pre></details>\n";
   }
+}
+
+constexpr const char* kDefinitions =
+    "Speedup = throughput(N) / throughput(baseline); efficiency = speedup / (N / N_baseline); "
+    "ttq = time-to-quality.";
+
+}  // namespace
+
+void write_report_html(std::ostream& out, const ResultSet& r, const std::string& source) {
+  write_page_head(out, r.title);
+  out << "<h1>trainsim " << xml_escape(r.kind) << ": " << xml_escape(r.title) << "</h1>\n"
+      << "<p>From <code>" << xml_escape(source) << "</code>; results by trainsim "
+      << xml_escape(r.version.empty() ? kTrainsimVersion : r.version) << ", page by trainsim "
+      << kTrainsimVersion << ". " << kDefinitions << "</p>\n"
+      << "<h2>Scaling</h2>\n";
+  write_plot(out, r.series, r.title, r.baseline_nodes);
+  out << "<h2>Results</h2>\n";
+  write_rows(out, r);
+  out << "<h2>Configs used</h2>\n";
+  write_configs(out, r);
+  out << "</body>\n</html>\n";
+}
+
+void write_comparison_report_html(std::ostream& out, const std::vector<ResultSet>& results,
+                                  const std::vector<std::string>& sources) {
+  const Comparison c = compare_results(results, sources);
+  std::vector<PlotSeries> series;
+  for (const ComparedSeries& s : c.series) {
+    series.push_back(s.series);
+    series.back().label = s.letter + ": " + s.label;
+  }
+  std::string title = "comparison of";
+  for (const std::string& s : sources) title += " " + s;
+  write_page_head(out, title);
+  out << "<h1>trainsim comparison</h1>\n<p>Page by trainsim " << kTrainsimVersion << ". "
+      << kDefinitions << "</p>\n<h2>Scaling</h2>\n";
+  write_plot(out, series, "comparison", results.front().baseline_nodes);
+  out << "<h2>Side by side</h2>\n";
+  write_comparison_html(out, c);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    out << "<h2>" << xml_escape(sources[i]) << "</h2>\n<p>" << xml_escape(results[i].kind) << ": "
+        << xml_escape(results[i].title) << "; results by trainsim "
+        << xml_escape(results[i].version.empty() ? kTrainsimVersion : results[i].version)
+        << "</p>\n";
+    write_rows(out, results[i]);
+    out << "<h3>Configs used</h3>\n";
+    write_configs(out, results[i]);
+  }
   out << "</body>\n</html>\n";
 }
 
@@ -87,21 +141,30 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
   po::options_description options("options");
   options.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>(), "write the page to FILE (default: standard output)");
-  const po::variables_map vm = parse_options(args, options, "report", "result");
+  const po::variables_map vm = parse_options_list(args, options, "report", "results");
   if (vm.count("help")) {
-    out << "usage: trainsim report RESULT [-o report.html]\n\n"
+    out << "usage: trainsim report RESULT [RESULT...] [-o report.html]\n\n"
            "Writes one self-contained HTML page for a result: `trainsim predict --format json`\n"
            "output, or a sweep's CSV or JSON Lines file. The page has the scaling plots\n"
            "(speedup and efficiency against nodes with the ideal line, the step breakdown), every\n"
-           "row, the configs used and the trainsim version; it needs nothing else to open.\n\n"
+           "row, the configs used and the trainsim version; it needs nothing else to open.\n"
+           "Given several results, it plots every series together and adds `trainsim compare`'s\n"
+           "table (each series against the first at the same node counts).\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
-  if (!vm.count("result")) throw UsageError("report: give the result file: trainsim report RESULT");
-  const std::string source = vm["result"].as<std::string>();
-  const ResultSet r = read_results(source);
+  if (!vm.count("results")) {
+    throw UsageError("report: give the result file: trainsim report RESULT");
+  }
+  const auto sources = vm["results"].as<std::vector<std::string>>();
+  std::vector<ResultSet> results;
+  for (const std::string& s : sources) results.push_back(read_results(s));
   std::ostringstream page;
-  write_report_html(page, r, source);
+  if (results.size() == 1) {
+    write_report_html(page, results.front(), sources.front());
+  } else {
+    write_comparison_report_html(page, results, sources);
+  }
   write_output(output_path(vm), out, page.str());
   return kExitOk;
 }

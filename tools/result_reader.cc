@@ -31,6 +31,8 @@ std::vector<const ResultColumn*> row_columns() {
 PlotPoint plot_point(const json& p) {
   PlotPoint q;
   q.nodes = p.value("nodes", 0);
+  q.throughput = result_column("throughput_examples_per_s").number_in(p);
+  q.step_time = result_column("step_time_s").number_in(p);
   q.speedup = result_column("speedup").number_in(p);
   q.efficiency = result_column("efficiency").number_in(p);
   const auto parts = breakdown_parts();
