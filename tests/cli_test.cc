@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tools/provenance.h"
 #include "tools/result_reader.h"
 
 namespace trainsim::cli {
@@ -1055,11 +1056,11 @@ TEST(SweepTest, RowsAreTheSameForAnyThreadCountAndSpeedupIsOverTheBaseline) {
   const Result two = run({"sweep", kSmallSweep, "--threads", "2"});
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.out, two.out);
-  const auto lines = lines_of(one.out);
-  ASSERT_EQ(lines.size(), 14u);  // signature, columns, 12 rows
-  EXPECT_EQ(lines[0].rfind("# trainsim sweep {\"trainsim_sweep\":\"small\",\"signature\":", 0), 0u)
-      << lines[0];
+  auto lines = lines_of(one.out);
+  ASSERT_EQ(lines.size(), 13u);     // columns, 12 rows: a CSV any reader loads (no comment line)
+  lines.insert(lines.begin(), "");  // rows from lines[2], as below
   const auto columns = split_csv(lines[1]);
+  EXPECT_EQ(columns.front(), "index");
   auto col = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) -
                                     columns.begin());
@@ -1119,7 +1120,11 @@ TEST(SweepTest, ResumeSkipsDoneRowsAndRefusesAnotherSweep) {
   const std::string parts = dir.file("parts.csv").string();
   ASSERT_EQ(run({"sweep", kSmallSweep, "-o", whole}).status, 0);
   ASSERT_EQ(run({"sweep", kSmallSweep, "--sweep-range", "0:5", "-o", parts}).status, 0);
-  EXPECT_EQ(lines_of(read_file(parts)).size(), 7u);
+  EXPECT_EQ(lines_of(read_file(parts)).size(), 6u);  // the column line and 5 rows
+  // Which sweep it is lives beside it, with how it was made.
+  const auto meta = nlohmann::json::parse(read_file(parts + ".meta.json"));
+  EXPECT_EQ(meta["trainsim_sweep"], "small");
+  EXPECT_EQ(meta["provenance"]["files"][0]["role"], "sweep");
   // An interrupted write: half a row at the end is dropped and that point runs again.
   {
     std::ofstream append(parts, std::ios::app);
@@ -1140,6 +1145,7 @@ TEST(SweepTest, ResumeSkipsDoneRowsAndRefusesAnotherSweep) {
     std::ofstream out(damaged);
     const auto whole_lines = lines_of(read_file(whole));
     out << whole_lines[0] << "\n" << whole_lines[1] << "\n" << whole_lines[2] << "\nx7,oops\n";
+    std::ofstream(damaged + ".meta.json") << read_file(whole + ".meta.json");
   }
   Result bad = run({"sweep", kSmallSweep, "-o", damaged});
   EXPECT_EQ(bad.status, 2);
@@ -1156,6 +1162,70 @@ TEST(SweepTest, ResumeSkipsDoneRowsAndRefusesAnotherSweep) {
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.err.find("different sweep"), std::string::npos) << other.err;
   EXPECT_EQ(read_file(whole), before);
+}
+
+TEST(SweepTest, SlicesOfAnArrayJobMergeIntoTheWholeSweep) {
+  // Three slices in files of their own (as array tasks write them), merged in any order, give the
+  // file one run writes, byte for byte, with its metadata; the merged file resumes like any other,
+  // and a slice of another sweep is refused.
+  TempDir dir;
+  const std::string whole = dir.file("whole.csv").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "-o", whole}).status, 0);
+  std::vector<std::string> slices;
+  for (const char* range : {"0:5", "5:9", "9:12"}) {
+    slices.push_back(dir.file(std::string("slice") + range[0] + ".csv").string());
+    ASSERT_EQ(run({"sweep", kSmallSweep, "--sweep-range", range, "-o", slices.back()}).status, 0);
+  }
+  const std::string merged = dir.file("merged.csv").string();
+  const Result r =
+      run({"sweep", kSmallSweep, "--merge", slices[2], slices[0], slices[1], "-o", merged});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("12 of 12 points"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(merged), read_file(whole));
+  EXPECT_EQ(read_file(merged + ".meta.json"), read_file(whole + ".meta.json"));
+  // Two slices only: the merged file resumes the missing points (appended after the others;
+  // merging it again puts them in order).
+  const std::string partial = dir.file("partial.csv").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--merge", slices[0], slices[2], "-o", partial}).status, 0);
+  ASSERT_EQ(run({"sweep", kSmallSweep, "-o", partial}).status, 0);
+  auto sorted_lines = [](const std::string& text) {
+    auto lines = lines_of(text);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  EXPECT_EQ(sorted_lines(read_file(partial)), sorted_lines(read_file(whole)));
+  const std::string ordered = dir.file("ordered.csv").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--merge", partial, "-o", ordered}).status, 0);
+  EXPECT_EQ(read_file(ordered), read_file(whole));
+  // JSON Lines merge the same way; another sweep's output does not merge.
+  const std::string a = dir.file("a.jsonl").string(), b = dir.file("b.jsonl").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--sweep-range", "0:6", "-o", a}).status, 0);
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--sweep-range", "6:12", "-o", b}).status, 0);
+  const std::string both = dir.file("both.jsonl").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--merge", a, b, "-o", both}).status, 0);
+  EXPECT_EQ(lines_of(read_file(both)).size(), 13u);
+  const std::string other = dir.file("other.csv").string();
+  ASSERT_EQ(run({"sweep", kSmallSweep, "--set", "cluster.nic.efficiency=0.9", "--sweep-index", "0",
+                 "-o", other})
+                .status,
+            0);
+  const Result refused =
+      run({"sweep", kSmallSweep, "--merge", slices[0], other, "-o", dir.file("x.csv").string()});
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find(other + ":1:1: is not an output of this sweep"), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(dir.file("x.csv")));
+}
+
+TEST(SweepTest, JsonLinesKeepNumbersAsNumbers) {
+  const Result r = run({"sweep", kSmallSweep, "--format", "jsonl", "--sweep-index", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto row = nlohmann::json::parse(lines_of(r.out)[1]);
+  EXPECT_TRUE(row["axes"]["nodes"].is_number_integer());
+  EXPECT_EQ(row["axes"]["nodes"], 1);
+  EXPECT_EQ(row["axes"]["model.batch_per_gpu"], 1024);
+  EXPECT_EQ(row["axes"]["cluster.nic.bandwidth"], "100 Gb/s");  // a quantity keeps its unit
+  EXPECT_TRUE(row["throughput_examples_per_s"].is_number());
 }
 
 TEST(SweepTest, BadSweepFiles) {
@@ -1198,8 +1268,48 @@ TEST(SweepTest, APointThatCannotRunIsARowWithItsReason) {
   const Result r = run({"sweep", path});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto lines = lines_of(r.out);
-  ASSERT_EQ(lines.size(), 4u);
-  EXPECT_NE(lines[3].find("has 128 nodes"), std::string::npos) << lines[3];
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[2].find("has 128 nodes"), std::string::npos) << lines[2];
+}
+
+TEST(ProvenanceTest, ResultsSayHowTheyWereMade) {
+  TempDir dir;
+  // SHA-1 as git and sha1sum compute it (the FIPS 180 test vector "abc").
+  EXPECT_EQ(file_sha1(dir.write("abc.txt", "abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  EXPECT_EQ(file_sha1(dir.file("missing").string()), "");
+  // A predict JSON records its settings, seed, arguments (not where its outputs went) and every
+  // config file with its hash, and the scenario as simulated (the --set value, not the file's).
+  const std::string cluster = dir.write("c.yaml", shipped_cluster());
+  const std::string result = dir.file("r.json").string();
+  ASSERT_EQ(run({"predict", "--cluster", cluster, "--nodes", "1", "--network", "analytic", "--seed",
+                 "7", "--set", "cluster.nic.bandwidth=50Gb/s", "--format", "json", "-o", result})
+                .status,
+            0);
+  const auto p = nlohmann::json::parse(read_file(result))["provenance"];
+  EXPECT_EQ(p["command"], "predict");
+  EXPECT_EQ(p["seed"], 7);
+  EXPECT_EQ(p["settings"], nlohmann::json::array({"cluster.nic.bandwidth=50Gb/s"}));
+  EXPECT_EQ(p["arguments"].dump().find("r.json"), std::string::npos);
+  EXPECT_EQ(p["files"][0]["role"], "cluster");
+  EXPECT_EQ(p["files"][0]["path"], cluster);
+  EXPECT_EQ(p["files"][0]["sha1"], file_sha1(cluster));
+  EXPECT_EQ(p["files"][1]["role"], "model");
+  EXPECT_NE(p["resolved"].get<std::string>().find("bandwidth: 6.25 GB/s"), std::string::npos);
+  // The report shows them, and tells when a file has changed since.
+  std::ofstream(cluster, std::ios::app) << "# edited\n";
+  const Result page = run({"report", result});
+  ASSERT_EQ(page.status, 0) << page.err;
+  EXPECT_NE(page.out.find("cluster.nic.bandwidth=50Gb/s"), std::string::npos);
+  EXPECT_NE(page.out.find("changed since"), std::string::npos);
+  EXPECT_NE(page.out.find("the scenario as simulated"), std::string::npos);
+  // A CSV result keeps the same beside it, and loads as plain CSV (its first line the columns).
+  const std::string csv = dir.file("r.csv").string();
+  ASSERT_EQ(run({"predict", "--nodes", "1", "--network", "analytic", "--format", "csv", "-o", csv})
+                .status,
+            0);
+  EXPECT_EQ(read_file(csv).rfind("nodes,gpus,", 0), 0u);
+  EXPECT_EQ(nlohmann::json::parse(read_file(csv + ".meta.json"))["provenance"]["command"],
+            "predict");
 }
 
 TEST(SetTest, PredictTakesSettings) {

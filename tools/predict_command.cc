@@ -18,6 +18,7 @@
 #include "tools/output_file.h"
 #include "tools/plot_svg.h"
 #include "tools/progress.h"
+#include "tools/provenance.h"
 #include "tools/report_format.h"
 #include "tools/result_schema.h"
 #include "tools/version.h"
@@ -267,14 +268,45 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   const models::ScalingStudy study =
       models::run_scaling_study(cluster, workload, nodes, study_options);
 
+  Provenance provenance;
+  provenance.command = "predict";
+  // The arguments that shape the result (where its outputs went does not).
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool output = a == "-o" || a == "--output" || a == "--trace" || a == "--plot";
+    if (output) {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--output=", 0) == 0 || a.rfind("--trace=", 0) == 0 || a.rfind("--plot=", 0) == 0)
+      continue;
+    provenance.arguments.push_back(a);
+  }
+  provenance.seed = study_options.simulation.seed;
+  if (vm.count("set")) provenance.settings = vm["set"].as<std::vector<std::string>>();
+  provenance.files = scenario_files(inputs);
+  {
+    std::ostringstream resolved;
+    models::write_resolved_scenario(resolved, inputs,
+                                    {"the scenario as simulated: every key with its default "
+                                     "filled in and --set applied"});
+    provenance.resolved = resolved.str();
+  }
   PredictReport report{&cluster,
                        &workload,
                        &study,
                        network,
                        study_options.simulation.steps,
-                       study_options.simulation.warmup_steps};
+                       study_options.simulation.warmup_steps,
+                       &provenance};
   std::ostringstream rendered;
   write_predict_report(rendered, report, format);
+  // A CSV file's provenance goes beside it (FILE.meta.json), so the CSV itself loads anywhere.
+  std::unique_ptr<AtomicOutputFile> meta_file;
+  if (output_file && format == OutputFormat::kCsv) {
+    meta_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>() + ".meta.json");
+    write_predict_metadata(meta_file->stream(), report);
+  }
   if (trace_file) {
     const int gpus_per_node = cluster.gpus_per_node;
     ChromeTraceOptions trace_options;
@@ -287,6 +319,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   if (output_file) {
     output_file->stream() << rendered.str();
+    if (meta_file) meta_file->commit();
     output_file->commit();
   } else {
     out << rendered.str();
@@ -297,7 +330,12 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     const auto parts = breakdown_parts();
     TRAINSIM_ASSERT(parts.size() == PlotPoint::kParts, "a plot bar for every breakdown part");
     for (const auto& p : study.points) {
-      PlotPoint q{p.nodes, p.speedup, p.efficiency};
+      PlotPoint q;
+      q.nodes = p.nodes;
+      q.throughput = p.throughput;
+      q.step_time = to_seconds(p.step_time);
+      q.speedup = p.speedup;
+      q.efficiency = p.efficiency;
       for (std::size_t i = 0; i < parts.size(); ++i) q.parts[i] = parts[i]->value(p);
       series.points.push_back(q);
     }

@@ -69,7 +69,39 @@ void write_rows(std::ostream& out, const ResultSet& r) {
   out << "</table>\n";
 }
 
+// How the result was made (when it records it): the command, seed, settings, every config file
+// with its content hash (and whether the file here still has it), and the scenario as
+// simulated.
+void write_provenance(std::ostream& out, const Provenance& p) {
+  out << "<p>Made by <code>trainsim " << xml_escape(p.command);
+  for (const std::string& a : p.arguments) out << " " << xml_escape(a);
+  out << "</code>, seed " << p.seed << ".";
+  if (!p.settings.empty()) {
+    out << " Settings (--set):";
+    for (const std::string& s : p.settings) out << " <code>" << xml_escape(s) << "</code>";
+  }
+  out << "</p>\n<table>\n<tr><th>file</th><th>role</th><th>SHA-1 when run</th><th>here now</th>"
+         "</tr>\n";
+  for (const ProvenanceFile& f : p.files) {
+    const std::string now = file_sha1(f.path);
+    out << "<tr><td class=\"text\"><code>" << xml_escape(f.path)
+        << "</code></td><td class=\"text\">" << xml_escape(f.role)
+        << "</td><td class=\"text\"><code>" << xml_escape(f.sha1)
+        << "</code></td><td class=\"text\">"
+        << (now.empty()     ? "cannot be read"
+            : now == f.sha1 ? "the same"
+                            : "changed since")
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+  if (!p.resolved.empty()) {
+    out << "<details><summary>the scenario as simulated (every key, --set applied)</summary><pre>"
+        << xml_escape(p.resolved) << "</pre></details>\n";
+  }
+}
+
 void write_configs(std::ostream& out, const ResultSet& r) {
+  if (r.provenance) write_provenance(out, *r.provenance);
   std::vector<std::string> files = r.config_files;
   if (r.kind == "sweep" && !files.empty()) {
     try {

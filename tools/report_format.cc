@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/provenance.h"
 #include "tools/result_schema.h"
 #include "tools/version.h"
 
@@ -147,11 +148,9 @@ void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingP
     for (const auto& p : points) {
       if (!p.evaluation) continue;
       const models::EvaluationCost& e = *p.evaluation;
-      out << pad_left(std::to_string(p.nodes), 5) << "  "
-          << printf_string("%.3f", ms(e.step_time)) << " ms"
-          << (e.read_time >= e.step_time && e.read_time > 0 ? " (read)" : "") << ", "
-          << printf_string("%.0f", e.steps)
-          << " steps, " << duration(e.seconds) << ", every "
+      out << pad_left(std::to_string(p.nodes), 5) << "  " << printf_string("%.3f", ms(e.step_time))
+          << " ms" << (e.read_time >= e.step_time && e.read_time > 0 ? " (read)" : "") << ", "
+          << printf_string("%.0f", e.steps) << " steps, " << duration(e.seconds) << ", every "
           << printf_string("%.0f", e.steps_between) << " steps, "
           << printf_string("%.0f", p.training_throughput) << " ex/s\n";
     }
@@ -173,7 +172,8 @@ void write_table(std::ostream& out, const PredictReport& r) {
   const auto& columns = result_columns();
   std::string header;
   for (const ResultColumn& c : columns) {
-    if (c.width > 0) header += (header.empty() ? "" : "  ") + pad_left(std::string(c.label), c.width);
+    if (c.width > 0)
+      header += (header.empty() ? "" : "  ") + pad_left(std::string(c.label), c.width);
   }
   out << header << "\n";
   for (const auto& p : points) {
@@ -198,7 +198,8 @@ void write_table(std::ostream& out, const PredictReport& r) {
 
 void write_csv(std::ostream& out, const PredictReport& r) {
   std::string header;
-  for (const ResultColumn& c : result_columns()) header += (header.empty() ? "" : ",") + c.csv_key();
+  for (const ResultColumn& c : result_columns())
+    header += (header.empty() ? "" : ",") + c.csv_key();
   out << header << "\n";
   for (const auto& p : r.study->points) {
     std::string line;
@@ -209,7 +210,8 @@ void write_csv(std::ostream& out, const PredictReport& r) {
   }
 }
 
-void write_json(std::ostream& out, const PredictReport& r) {
+// The JSON document without its points: what was run, on what, and how it was made.
+nlohmann::ordered_json json_head(const PredictReport& r) {
   const ModelSummary model = summarize(*r.workload, r.study->batch);
   nlohmann::ordered_json doc;
   doc["trainsim_version"] = kTrainsimVersion;
@@ -229,6 +231,12 @@ void write_json(std::ostream& out, const PredictReport& r) {
   doc["steps"] = r.steps;
   doc["warmup_steps"] = r.warmup_steps;
   doc["baseline_nodes"] = r.study->points.empty() ? 0 : r.study->points.front().nodes;
+  if (r.provenance) doc["provenance"] = provenance_json(*r.provenance);
+  return doc;
+}
+
+void write_json(std::ostream& out, const PredictReport& r) {
+  nlohmann::ordered_json doc = json_head(r);
   auto& points = doc["points"] = nlohmann::ordered_json::array();
   for (const auto& p : r.study->points) {
     nlohmann::ordered_json j;
@@ -262,6 +270,10 @@ void write_json(std::ostream& out, const PredictReport& r) {
 }
 
 }  // namespace
+
+void write_predict_metadata(std::ostream& out, const PredictReport& report) {
+  out << json_head(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
 
 std::string dominant_cause(const models::ScalingPoint& point) {
   // What eats the step beyond local compute: the largest loss, once losses are a tenth of it.

@@ -11,6 +11,8 @@ namespace trainsim::cli {
 
 enum class OutputFormat { kTable, kCsv, kJson };
 
+struct Provenance;
+
 struct PredictReport {
   const models::ClusterSpec* cluster = nullptr;
   const models::Workload* workload = nullptr;
@@ -18,6 +20,7 @@ struct PredictReport {
   std::string network_model;  // "flow" or "analytic"
   int steps = 0;
   int warmup_steps = 0;
+  const Provenance* provenance = nullptr;  // recorded in JSON and the CSV's side file
 };
 
 // What limits a point: the largest loss ("communication stall", "load imbalance", "input stall"
@@ -28,5 +31,8 @@ std::string dominant_cause(const models::ScalingPoint& point);
 std::string printf_string(const char* format, double value);
 
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format);
+// What a CSV result leaves out, for its side file FILE.meta.json: the JSON document without its
+// points (configs, settings, provenance).
+void write_predict_metadata(std::ostream& out, const PredictReport& report);
 
 }  // namespace trainsim::cli

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -95,8 +96,17 @@ json csv_row(const std::vector<std::string>& columns, const std::vector<std::str
 
 }  // namespace
 
-ResultSet parse_results(const std::string& text, const std::string& name) {
+ResultSet parse_results(const std::string& given, const std::string& name) {
   ResultSet r;
+  // A sweep CSV without its header (standard output, or its side file left behind): named by
+  // its file, baseline 1 node.
+  const std::string text =
+      given.rfind("index,", 0) == 0
+          ? "# trainsim sweep " +
+                json{{"trainsim_sweep", std::filesystem::path(name).stem().string()}}.dump(
+                    -1, ' ', false, json::error_handler_t::replace) +
+                "\n" + given
+          : given;
   const std::string first = text.substr(0, text.find('\n'));
   int at = 1;  // the line being read, for errors
   try {
@@ -119,6 +129,9 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       r.version = header.value("version", std::string());
       r.baseline_nodes = header.value("baseline_nodes", 1);
       if (header.contains("file")) r.config_files.push_back(header.at("file").get<std::string>());
+      if (header.contains("provenance")) {
+        r.provenance = provenance_from_json(header.at("provenance"));
+      }
       if (csv) {
         std::getline(lines, line);
         ++at;
@@ -151,7 +164,10 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
         std::vector<std::string> cells = {std::to_string(row.at("index").get<std::size_t>())};
         std::string label;
         for (const auto& a : axes) {
-          const std::string v = row.at("axes").value(a, std::string());
+          const json& given = row.at("axes").contains(a) ? row.at("axes").at(a) : json();
+          const std::string v = given.is_string()   ? given.get<std::string>()
+                                : given.is_number() ? given.dump()
+                                                    : std::string();
           cells.push_back(v);
           if (a != "nodes") label += (label.empty() ? "" : ", ") + a + "=" + v;
         }
@@ -194,6 +210,7 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
       if (doc.contains(k) && doc.at(k).contains("file"))
         r.config_files.push_back(doc.at(k).at("file").get<std::string>());
     }
+    if (doc.contains("provenance")) r.provenance = provenance_from_json(doc.at("provenance"));
     for (const ResultColumn* c : row_columns()) r.columns.emplace_back(c->label);
     PlotSeries s{model, {}};
     for (const json& p : doc.at("points")) {
@@ -215,7 +232,17 @@ ResultSet parse_results(const std::string& text, const std::string& name) {
 }
 
 ResultSet read_results(const std::string& path) {
-  return parse_results(models::read_input_file(path), path);
+  std::string text = models::read_input_file(path);
+  // A sweep's CSV keeps its header in FILE.meta.json: put it in front, as the CSV files of
+  // earlier releases had it.
+  if (text.rfind("index,", 0) == 0) {
+    std::ifstream meta(path + ".meta.json", std::ios::binary);
+    std::string header;
+    if (meta && std::getline(meta, header) && header.rfind("{", 0) == 0) {
+      text = "# trainsim sweep " + header + "\n" + text;
+    }
+  }
+  return parse_results(text, path);
 }
 
 }  // namespace trainsim::cli

@@ -2,10 +2,12 @@
 // or JSON Lines output (its header line says which sweep it is).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/plot_svg.h"
+#include "tools/provenance.h"
 
 namespace trainsim::cli {
 
@@ -18,6 +20,7 @@ struct ResultSet {
   std::vector<std::string> columns;       // a table of every row
   std::vector<std::vector<std::string>> rows;
   std::vector<PlotSeries> series;  // speedup/efficiency lines: a sweep's other axes make series
+  std::optional<Provenance> provenance;  // how it was made, when the result records it
 };
 
 // `name` stands for the text's file in errors (ConfigError naming the line).

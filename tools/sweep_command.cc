@@ -49,6 +49,9 @@ po::options_description sweep_options() {
     ("sweep-range", po::value<std::string>(), "run only points A <= I < B, given as A:B (for "
      "the array jobs of a batch scheduler)")
     ("list", "print the points (index and axis values) without simulating")
+    ("merge", po::value<std::vector<std::string>>()->multitoken(),
+     "merge outputs of this sweep (the slices of an array job) into --output, each point once, "
+     "in index order, without simulating; --output may hold rows already")
     ("plot", po::value<std::string>(), "draw speedup and efficiency against nodes (one line per "
      "combination of the other axes) and the step breakdown as an SVG file");
   // clang-format on
@@ -123,6 +126,14 @@ int run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (!vm.count("file")) throw UsageError("sweep: give the sweep file: trainsim sweep FILE.yaml");
   SweepJob job = prepare_sweep(vm);
 
+  if (vm.count("merge")) {
+    if (!vm.count("output")) throw UsageError("sweep --merge needs --output FILE");
+    const auto& slices = vm["merge"].as<std::vector<std::string>>();
+    const std::size_t points = merge_sweep_outputs(job, slices, vm["output"].as<std::string>());
+    err << "merged " << slices.size() << " output(s): " << points << " of "
+        << job.spec.point_count() << " points in " << vm["output"].as<std::string>() << "\n";
+    return kExitOk;
+  }
   if (vm.count("list")) {
     for (std::size_t i = 0; i < job.spec.point_count(); ++i) {
       out << i;

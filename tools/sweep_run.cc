@@ -12,6 +12,7 @@
 #include "models/config/job_config.h"
 #include "models/config/recsys_config.h"
 #include "tools/cli.h"
+#include "tools/output_file.h"
 #include "tools/report_format.h"
 #include "tools/result_schema.h"
 #include "tools/version.h"
@@ -56,8 +57,9 @@ std::vector<const ResultColumn*> row_columns(const SweepJob& job, bool csv) {
   return out;
 }
 
-// The first line of the output: which sweep (JSON; behind "# trainsim sweep " in CSV).
-std::string header_line(const SweepJob& job) {
+// Which sweep the rows are: the first line of JSON Lines output, a CSV file's side file (and,
+// behind "# trainsim sweep ", the first line of CSV files of earlier releases).
+std::string header_line(const SweepJob& job, SweepFormat format) {
   const auto& s = job.spec;
   nlohmann::ordered_json h;
   h["trainsim_sweep"] = s.name;
@@ -69,7 +71,8 @@ std::string header_line(const SweepJob& job) {
   h["baseline_nodes"] = s.baseline_nodes;
   auto& axes = h["axes"] = nlohmann::ordered_json::array();
   for (const auto& a : s.axes) axes.push_back(a.key);
-  return (job.format == SweepFormat::kCsv ? "# trainsim sweep " : "") +
+  h["provenance"] = provenance_json(job.provenance);
+  return (format == SweepFormat::kCsv ? "# trainsim sweep " : "") +
          h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -118,7 +121,8 @@ PointSetup setup_point(const SweepJob& job, const std::vector<std::string>& valu
 // The solve quantum as the signature has always spelt it: picoseconds, or minus parts per million
 // of the step.
 long long quantum_code(const models::SolveQuantum& quantum) {
-  if (const auto* share = std::get_if<models::StepShare>(&quantum)) return -share->parts_per_million;
+  if (const auto* share = std::get_if<models::StepShare>(&quantum))
+    return -share->parts_per_million;
   return std::get<Time>(quantum);
 }
 
@@ -158,8 +162,12 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
     std::set<std::string> files;
     std::vector<std::string> jobs;
     auto add = [&](const std::string& f) {
-      if (!f.empty()) files.insert(resolve_config_path(f));
+      if (f.empty() || !files.insert(resolve_config_path(f)).second) return;
+      job.provenance.files.push_back({"config", f, file_sha1(f)});
     };
+    job.provenance.command = "sweep";
+    job.provenance.files.push_back(
+        {"sweep", job.spec.source_file, file_sha1(job.spec.source_file)});
     add(job.spec.cluster);
     add(job.spec.model);
     add(job.spec.job);
@@ -189,8 +197,12 @@ SweepJob prepare_sweep(const po::variables_map& vm) {
       basis += "|" + text.str();  // contents only: the same from any working directory
     }
   }
-  for (const auto& o : job.settings) basis += "|" + o.key() + "=" + o.value;
+  for (const auto& o : job.settings) {
+    basis += "|" + o.key() + "=" + o.value;
+    job.provenance.settings.push_back(o.key() + "=" + o.value);
+  }
   const auto& sim = job.study.simulation;
+  job.provenance.seed = sim.seed;
   basis += "|" + std::to_string(sim.steps) + "|" + std::to_string(sim.warmup_steps) + "|" +
            std::to_string(sim.seed) + "|" + std::to_string(quantum_code(sim.solve_quantum)) + "|" +
            std::to_string(static_cast<int>(job.study.scaling));
@@ -259,9 +271,8 @@ SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
     const int gpn = in.cluster.gpus_per_node;
     const models::BatchScaling batch = models::resolve_batch_scaling(
         in.workload, job.study.scaling, baseline * gpn, std::max(baseline, p.nodes) * gpn);
-    const models::QualityTarget target =
-        models::resolve_quality_target(in.workload, job.study.target_quality,
-                                       job.study.target_origin);
+    const models::QualityTarget target = models::resolve_quality_target(
+        in.workload, job.study.target_quality, job.study.target_origin);
     auto simulate = [&](int nodes) {
       return models::simulate_point(in.cluster, in.workload, nodes, batch.at(nodes * gpn),
                                     job.study.simulation, &target);
@@ -309,7 +320,22 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
   nlohmann::ordered_json j;
   j["index"] = r.index;
   auto& values = j["axes"] = nlohmann::ordered_json::object();
-  for (std::size_t a = 0; a < axes.size(); ++a) values[axes[a].key] = r.values[a];
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    // A plain number stays a number ("nodes": 4); a quantity with its unit, a name or a path
+    // is text.
+    const std::string& v = r.values[a];
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    const bool number = !v.empty() && end == v.c_str() + v.size() && std::isfinite(x) &&
+                        v.find_first_of("xXnNiI") == std::string::npos;
+    if (number && x == std::floor(x) && std::abs(x) < 9e15) {
+      values[axes[a].key] = static_cast<long long>(x);
+    } else if (number) {
+      values[axes[a].key] = x;
+    } else {
+      values[axes[a].key] = v;
+    }
+  }
   if (!r.point) {
     j["error"] = r.error;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -319,28 +345,45 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
 }
 
 SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::ostream& out) {
-  const std::string header = header_line(job);
+  const bool csv = job.format == SweepFormat::kCsv;
+  // JSON Lines carry the header as their first line; a CSV file's goes to FILE.meta.json, so the
+  // CSV itself loads in any CSV reader (its first line is the column line).
+  const std::string header_json = header_line(job, SweepFormat::kJsonLines);
+  header_ = header_json;
   if (!vm.count("output")) {
     out_ = &out;
-    copy_ = header + "\n";
-    if (job.format == SweepFormat::kCsv) copy_ += column_line(job) + "\n";
+    copy_ = csv ? column_line(job) + "\n" : header_json + "\n";
     *out_ << copy_;
     return;
   }
   path_ = vm["output"].as<std::string>();
   namespace fs = std::filesystem;
   std::error_code ec;
+  const std::string meta_path = path_ + ".meta.json";
   const bool exists = fs::exists(path_, ec) && fs::file_size(path_, ec) > 0;
   if (exists) {
     std::ifstream in(path_, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string first = text.substr(0, text.find('\n'));
+    std::string first = text.substr(0, text.find('\n'));
+    // The header: a JSON Lines file's first line; a CSV's side file, or its first line in the
+    // files of earlier releases ("# trainsim sweep {...}", kept as they are when resumed).
+    const bool in_file_header = !csv || first.rfind("# trainsim sweep {", 0) == 0;
+    legacy_csv_header_ = csv && in_file_header;
+    std::string recorded;
+    bool have_header = false;
+    if (in_file_header) {
+      recorded = csv ? first.substr(17) : first;
+      have_header = true;
+    } else if (fs::exists(meta_path, ec)) {
+      std::ifstream m(meta_path, std::ios::binary);
+      recorded.assign(std::istreambuf_iterator<char>(m), std::istreambuf_iterator<char>());
+      have_header = true;
+    }
     // Same sweep: same format and signature (the recorded file path may differ by directory).
     bool same = false;
-    const bool csv_header = first.rfind("# trainsim sweep {", 0) == 0;
-    if (csv_header == (job.format == SweepFormat::kCsv)) {
+    if (have_header) {
       try {
-        const auto h = nlohmann::json::parse(csv_header ? first.substr(17) : first);
+        const auto h = nlohmann::json::parse(recorded);
         same = h.value("signature", std::string()) == hex(job.signature);
       } catch (const nlohmann::json::exception&) {
         same = false;
@@ -348,18 +391,24 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
     }
     if (!same) {
       const bool ours = first.find("trainsim sweep") != std::string::npos ||
-                        first.find("trainsim_sweep") != std::string::npos;
+                        first.find("trainsim_sweep") != std::string::npos ||
+                        (csv && first.rfind("index,", 0) == 0 && have_header);
+      if (csv && !have_header && first.rfind("index,", 0) == 0) {
+        throw models::ConfigError(path_, 1, 1, "",
+                                  "has sweep rows but no " + meta_path +
+                                      " to say which sweep: refusing to resume into it");
+      }
       throw models::ConfigError(
           path_, 1, 1, "",
           ours ? "holds results of a different sweep (another file, --set, format or options): "
                  "refusing to mix them; use another --output"
                : "exists and is not a trainsim sweep output: refusing to overwrite it");
     }
-    // A row cut short by an interruption is dropped; the point runs again. A header cut off
-    // before its line end is written again, whole.
+    // A row cut short by an interruption is dropped; the point runs again. A header (or column
+    // line) cut off before its line end is written again, whole.
     const auto end = text.rfind('\n');
     if (end == std::string::npos) {
-      text = first + "\n";
+      text = in_file_header ? first + "\n" : "";
       std::ofstream(path_, std::ios::binary | std::ios::trunc) << text;
     } else if (end + 1 != text.size()) {
       text.resize(end + 1);
@@ -367,10 +416,13 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
     }
     std::istringstream lines(text);
     std::string line;
-    std::getline(lines, line);  // header
-    int number = 1;
+    int number = 0;
+    if (in_file_header) {
+      std::getline(lines, line);  // header
+      ++number;
+    }
     bool columns_missing = false;
-    if (job.format == SweepFormat::kCsv) {
+    if (csv) {
       ++number;
       if (!std::getline(lines, line)) {
         columns_missing = true;  // cut off before the column line
@@ -383,7 +435,7 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
       ++number;
       if (line.empty()) continue;
       try {
-        if (job.format == SweepFormat::kCsv) {
+        if (csv) {
           std::size_t used = 0;
           const std::string field = line.substr(0, line.find(','));
           const std::size_t index = std::stoull(field, &used);
@@ -400,10 +452,15 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
     file_.open(path_, std::ios::binary | std::ios::app);
     if (file_ && columns_missing) file_ << column_line(job) << "\n";
   } else {
+    if (csv) {
+      // The side file first: a CSV with rows always has its metadata.
+      std::ofstream meta(meta_path, std::ios::binary | std::ios::trunc);
+      meta << header_json << "\n";
+      if (!meta) throw std::runtime_error("cannot write " + meta_path);
+    }
     file_.open(path_, std::ios::binary | std::ios::trunc);
     if (file_) {
-      file_ << header << "\n";
-      if (job.format == SweepFormat::kCsv) file_ << column_line(job) << "\n";
+      file_ << (csv ? column_line(job) : header_json) << "\n";
       file_.flush();
     }
   }
@@ -411,12 +468,103 @@ SweepOutput::SweepOutput(const SweepJob& job, const po::variables_map& vm, std::
   out_ = &file_;
 }
 
+namespace {
+
+// The rows of one output of `job`'s sweep, by index (checked: same sweep, same format).
+void read_sweep_rows(const SweepJob& job, const std::string& path,
+                     std::map<std::size_t, std::string>& rows) {
+  const bool csv = job.format == SweepFormat::kCsv;
+  const std::string text = models::read_input_file(path);
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  std::string header;
+  if (!std::getline(lines, line)) return;  // empty
+  ++number;
+  if (csv && line.rfind("# trainsim sweep {", 0) == 0) {
+    header = line.substr(17);
+    if (!std::getline(lines, line)) return;
+    ++number;
+  } else if (csv) {
+    std::ifstream meta(path + ".meta.json", std::ios::binary);
+    std::getline(meta, header);
+  } else {
+    header = line;
+  }
+  bool same = false;
+  try {
+    same = nlohmann::json::parse(header).value("signature", std::string()) == hex(job.signature);
+  } catch (const nlohmann::json::exception&) {
+  }
+  if (!same) {
+    throw models::ConfigError(path, 1, 1, "",
+                              "is not an output of this sweep (another file, --set, format or "
+                              "options, or its .meta.json is missing): cannot merge it");
+  }
+  if (csv && line != column_line(job)) {
+    throw models::ConfigError(path, number, 1, "", "the column line does not match this sweep's");
+  }
+  while (std::getline(lines, line)) {
+    ++number;
+    if (line.empty()) continue;
+    std::size_t index = 0;
+    try {
+      if (csv) {
+        std::size_t used = 0;
+        const std::string field = line.substr(0, line.find(','));
+        index = std::stoull(field, &used);
+        if (used != field.size()) throw std::invalid_argument("index");
+      } else {
+        index = nlohmann::json::parse(line).at("index").get<std::size_t>();
+      }
+    } catch (const std::exception&) {
+      throw models::ConfigError(path, number, 1, "", "not a row of this sweep (corrupt?)");
+    }
+    if (index >= job.spec.point_count()) {
+      throw models::ConfigError(path, number, 1, "",
+                                "point " + std::to_string(index) + " is not in this sweep");
+    }
+    rows.emplace(index, line);  // a point given twice: the first file's row
+  }
+}
+
+}  // namespace
+
+std::size_t merge_sweep_outputs(const SweepJob& job, const std::vector<std::string>& slices,
+                                const std::string& output) {
+  std::map<std::size_t, std::string> rows;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(output, ec) && fs::file_size(output, ec) > 0) read_sweep_rows(job, output, rows);
+  for (const std::string& slice : slices) read_sweep_rows(job, slice, rows);
+  const bool csv = job.format == SweepFormat::kCsv;
+  const std::string header = header_line(job, SweepFormat::kJsonLines);
+  std::string text = (csv ? column_line(job) : header) + "\n";
+  for (const auto& [index, row] : rows) text += row + "\n";
+  if (csv) {
+    AtomicOutputFile meta(output + ".meta.json");
+    meta.stream() << header << "\n";
+    meta.commit();
+  }
+  AtomicOutputFile out(output);
+  out.stream() << text;
+  out.commit();
+  return rows.size();
+}
+
 std::string SweepOutput::text() const {
-  if (path_.empty()) return copy_;
-  std::ifstream in(path_, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string body;
+  if (path_.empty()) {
+    body = copy_;
+  } else {
+    std::ifstream in(path_, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    body = s.str();
+  }
+  // For the result reader, a CSV's header in front as its files of earlier releases had it.
+  if (body.rfind("index,", 0) == 0) return "# trainsim sweep " + header_ + "\n" + body;
+  return body;
 }
 
 void SweepOutput::write(std::size_t index, const std::string& row) {

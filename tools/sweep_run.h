@@ -19,6 +19,7 @@
 #include "models/config/config_override.h"
 #include "models/config/sweep_config.h"
 #include "models/scaling/scaling_study.h"
+#include "tools/provenance.h"
 
 namespace trainsim::cli {
 
@@ -39,6 +40,7 @@ struct SweepJob {
   std::string network;  // flow or analytic
   SweepFormat format = SweepFormat::kCsv;
   std::uint64_t signature = 0;  // the file, --set and options: what the rows depend on
+  Provenance provenance;        // recorded in the header: settings, seed, files with hashes
   std::shared_ptr<SweepCache> cache = std::make_shared<SweepCache>();
 };
 
@@ -72,11 +74,19 @@ class SweepOutput {
 
  private:
   std::ostream* out_ = nullptr;
-  std::string copy_;  // standard output only
+  std::string copy_;                // standard output only
+  std::string header_;              // the header's JSON
+  bool legacy_csv_header_ = false;  // a CSV resumed from an earlier release: header in the file
   std::ofstream file_;
   std::string path_;
   std::set<std::size_t> done_;
 };
+
+// Merges outputs of `job`'s sweep (slices of an array job, in its format) into `output` (which
+// may hold rows already): each point once, in index order, with its header. Throws ConfigError
+// for a file of another sweep or format, or a damaged row; returns the points it holds.
+std::size_t merge_sweep_outputs(const SweepJob& job, const std::vector<std::string>& slices,
+                                const std::string& output);
 
 // A sweep over MPI ranks, under mpirun with more than one rank; inactive otherwise (a plain run
 // never initialises MPI). MPI is finalised when this goes out of scope.

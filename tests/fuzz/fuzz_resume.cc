@@ -8,5 +8,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string f = write(name, text);
     run({"sweep", source("tests/data/small_sweep.yaml"), "--threads", "1", "-o", f});
   }
+  // A CSV's header in its side file: the input as both (the rows and the metadata it is read
+  // with), resumed into and merged.
+  const std::string csv = write("meta.csv", text);
+  write("meta.csv.meta.json", text);
+  run({"sweep", source("tests/data/small_sweep.yaml"), "--threads", "1", "-o", csv});
+  run({"sweep", source("tests/data/small_sweep.yaml"), "--merge", write("slice.csv", text), "-o",
+       write("merged.csv", "")});
   return 0;
 }
