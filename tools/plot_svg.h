@@ -1,5 +1,8 @@
-// Scaling plots as standalone SVG: speedup and efficiency against nodes (log2 axis) with the ideal
-// line, one line per series, and a stacked bar per node count of where the step time goes.
+// Scaling plots as standalone SVG: speedup (log-log, where linear scaling is the straight dashed
+// line), absolute throughput (log-log, so series with different baselines compare honestly) and
+// efficiency against nodes, one line per series, each series with its own colour, dash and
+// marker; where the step goes, in ms per step, a stacked bar per series at each node count; a
+// legend that names every series. Ticks at 1, 2, 5 x 10^k.
 #pragma once
 
 #include <ostream>
@@ -26,8 +29,7 @@ struct PlotSeries {
   std::vector<PlotPoint> points;  // ascending node counts
 };
 
-// `baseline_nodes` anchors the ideal line (speedup = N / baseline). Breakdown bars are drawn for
-// the first series.
+// `baseline_nodes` anchors the ideal line (speedup = N / baseline).
 void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
                        const std::string& title, int baseline_nodes);
 

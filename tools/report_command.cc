@@ -25,7 +25,8 @@ constexpr const char* kStyle =
     "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
     "th{background:#f2f2f2}td.text{text-align:left}"
     "pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}"
-    "summary{cursor:pointer;font-family:monospace}";
+    "summary{cursor:pointer;font-family:monospace}"
+    "svg{max-width:100%;height:auto}";
 
 std::string read_text(const std::string& path) {
   std::ifstream in(resolve_config_path(path), std::ios::binary);
