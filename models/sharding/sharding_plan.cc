@@ -111,7 +111,11 @@ class TableCosts {
         add_row_shards(g_.context.hash_salt + index);
         break;
       case ShardingStrategy::kColumnWise:
+      case ShardingStrategy::kTableColumnWise:
         add_column_shards();
+        break;
+      case ShardingStrategy::kGridShard:
+        add_grid_shards(g_.context.hash_salt + index);
         break;
       case ShardingStrategy::kDataParallel: {
         // A full copy everywhere: local lookups, gradients of the whole table all-reduced.
@@ -272,7 +276,16 @@ class TableCosts {
   }
 
   void add_row_shards(std::uint64_t salt) {
-    const int shards = static_cast<int>(p_.ranks.size());
+    // Table-row-wise (pooled tables): the shards of each node reduce their partial sums there
+    // first, then the node's reduced sums go out on the requesters' rails (reduced_exchange).
+    add_row_shards(salt, p_.ranks, 1.0,
+                   p_.strategy == ShardingStrategy::kTableRowWise && !t_.sequence);
+  }
+
+  // Rows hashed over `ranks`, each shard holding `width` of every row's columns.
+  void add_row_shards(std::uint64_t salt, const std::vector<int>& ranks, double width,
+                      bool reduce_in_node) {
+    const int shards = static_cast<int>(ranks.size());
     std::vector<double> mass = t_.access.hashed_shard_mass(shards, salt);
     std::vector<double> unique = t_.access.hashed_shard_unique(shards, draws_, salt);
     std::vector<double> unique_all = g_.groups > 1
@@ -286,27 +299,24 @@ class TableCosts {
       unique[s] -= -std::expm1(draws_ * std::log1p(-pk));
       if (g_.groups > 1) unique_all[s] -= -std::expm1(all_draws_ * std::log1p(-pk));
     }
-    // Table-row-wise (pooled tables): the shards of each node reduce their partial sums there
-    // first, then the node's reduced sums go out on the requesters' rails (reduced_exchange).
-    const bool reduce_in_node = p_.strategy == ShardingStrategy::kTableRowWise && !t_.sequence;
     // Each shard caches its share of the rows and sees its share of the lookups: the table's
     // miss ratio (hashing spreads the popular rows evenly).
     const Residence where = residence(draws_, t_.rows - hot_);
     for (int s = 0; s < shards; ++s) {
-      const int o = p_.ranks[s];
-      serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), 1.0, g_.batch * g_.group,
-            (t_.rows - hot_) / shards, where);
-      g_.replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t_.dim * g_.sync_bytes;
+      const int o = ranks[s];
+      serve(o, draws_ * std::max(0.0, mass[s]), std::max(0.0, unique[s]), width,
+            g_.batch * g_.group, (t_.rows - hot_) / shards, where);
+      g_.replica_unique_bytes[o] += std::max(0.0, unique_all[s]) * t_.dim * width * g_.sync_bytes;
       // Row-wise: every shard returns a partial sum for every sample.
       for (int r = 0; r < g_.group; ++r) {
         if (reduce_in_node) {
           send_ids(r, o, std::max(0.0, mass[s]));
         } else {
-          exchange(o, r, std::max(0.0, mass[s]), 1.0, 1.0);
+          exchange(o, r, std::max(0.0, mass[s]), width, 1.0);
         }
       }
     }
-    if (reduce_in_node) reduced_exchange();
+    if (reduce_in_node) reduced_exchange(ranks, width);
   }
 
   // HugeCTR's hierarchical exchange (HierModelParallelEmbedding) and TorchRec's TWRW output
@@ -317,12 +327,13 @@ class TableCosts {
   // node's reducer for rail j), which adds them up; each reducer then sends every requester on
   // its rail one vector per sample (nothing when the requester is the reducer itself). A
   // requester holding rows in k nodes adds k partial sums. The backward runs it the other way:
-  // the gradients go back on the rails, then are gathered to every shard of the node.
-  void reduced_exchange() {
+  // the gradients go back on the rails, then are gathered to every shard of the node. `width`:
+  // the share of the columns the shards hold.
+  void reduced_exchange(const std::vector<int>& ranks, double width) {
     const int gpn = std::max(1, g_.context.gpus_per_node);
     std::vector<std::vector<int>> owners;  // per owning node, its shards in local-index order
     std::vector<int> node_of;
-    for (const int o : p_.ranks) {
+    for (const int o : ranks) {
       const int n = o / gpn;
       auto it = std::find(node_of.begin(), node_of.end(), n);
       if (it == node_of.end()) {
@@ -332,7 +343,7 @@ class TableCosts {
       }
       owners[it - node_of.begin()].push_back(o);
     }
-    const double vector_bytes = t_.dim * g_.communication_bytes;
+    const double vector_bytes = t_.dim * width * g_.communication_bytes;
     for (auto& in_node : owners) {
       std::sort(in_node.begin(), in_node.end());
       const auto reducer = [&](int requester) {
@@ -348,6 +359,32 @@ class TableCosts {
         move_embeddings(to, r, g_.batch * vector_bytes);
       }
     }
+  }
+
+  // TorchRec's grid sharding: the columns split in one block per node holding the table, each
+  // block row-wise over that node's GPUs (table-row-wise: reduced in the node, sent on the
+  // rails).
+  void add_grid_shards(std::uint64_t salt) {
+    const int gpn = std::max(1, g_.context.gpus_per_node);
+    std::vector<std::vector<int>> blocks;
+    std::vector<int> node_of;
+    for (const int o : p_.ranks) {
+      auto it = std::find(node_of.begin(), node_of.end(), o / gpn);
+      if (it == node_of.end()) {
+        node_of.push_back(o / gpn);
+        blocks.emplace_back();
+        it = node_of.end() - 1;
+      }
+      blocks[it - node_of.begin()].push_back(o);
+    }
+    const int k = static_cast<int>(blocks.size());
+    if (t_.dim % k != 0) {
+      throw ConfigError(t_.location, "grid sharding of table '" + t_.name + "' over " +
+                                         std::to_string(k) + " nodes needs dim " +
+                                         std::to_string(t_.dim) + " to be a multiple of " +
+                                         std::to_string(k));
+    }
+    for (const auto& block : blocks) add_row_shards(salt, block, 1.0 / k, !t_.sequence);
   }
 
   void add_column_shards() {
@@ -625,6 +662,27 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& c, i
         const int nodes = group / node;
         const int n = static_cast<int>(ti % std::max(1, nodes));
         for (int i = 0; i < node; ++i) p.ranks.push_back(n * node + i);
+        break;
+      }
+      case ShardingStrategy::kTableColumnWise: {
+        // Column shards on the GPUs of one node (as many as divide the dim), nodes in turn.
+        const int nodes = group / node;
+        const int n = static_cast<int>(ti % std::max(1, nodes));
+        int k = std::min(node, c.model->tables[ti].dim);
+        while (c.model->tables[ti].dim % k != 0) --k;
+        for (int i = 0; i < k; ++i) p.ranks.push_back(n * node + i);
+        break;
+      }
+      case ShardingStrategy::kGridShard: {
+        // A column block per node (as many nodes as divide the dim), each over all its GPUs;
+        // the first node rotates with the table.
+        const int nodes = group / node;
+        int k = std::min(nodes, c.model->tables[ti].dim);
+        while (c.model->tables[ti].dim % k != 0) --k;
+        for (int b = 0; b < k; ++b) {
+          const int n = static_cast<int>((ti + b) % std::max(1, nodes));
+          for (int i = 0; i < node; ++i) p.ranks.push_back(n * node + i);
+        }
         break;
       }
     }

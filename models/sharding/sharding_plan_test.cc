@@ -176,6 +176,46 @@ TEST(ShardingPlanTest, TableRowWiseReducesInsideEachNodeThenSendsOnTheRails) {
   EXPECT_NEAR(d.ranks[0].sent_local + d.ranks[0].sent_remote, ids + 6400 + 3200, 1e-9);
 }
 
+TEST(ShardingPlanTest, GridShardsAColumnBlockPerNodeRowWiseInside) {
+  // TorchRec's grid sharding of table 0 over both nodes of 2 x 2 GPUs (dim 8 fp32, batch 100):
+  // columns 0-3 on node 0, 4-7 on node 1, each block's rows hashed over its node's two GPUs. A
+  // block's vector is 4 x 4 = 16 B. Inside node 0, GPU 0 sends GPU 1 its partial sums for the
+  // requesters of rail 1 (GPUs 1 and 3): 2 x 100 x 16 B; each node's reducer then sends the
+  // requester on its rail in the other node 100 x 16 B. Every GPU holds half the rows of half
+  // the columns.
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 4, 2);
+  ShardingPlan grid{"grid",
+                    4,
+                    {{ShardingStrategy::kGridShard, {0, 1, 2, 3}, 0},
+                     {ShardingStrategy::kDataParallel, {0, 1, 2, 3}, 0}}};
+  const ShardCosts c = compute_shard_costs(grid, ctx);
+  for (const auto& [a, b] : {std::pair{0, 1}, {1, 0}, {2, 3}, {3, 2}}) {
+    EXPECT_DOUBLE_EQ(c.partial_bytes[a][b], 3200) << a << b;
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[a][(a + 2) % 4], 1600) << a;
+    EXPECT_DOUBLE_EQ(c.embedding_bytes[a][b], 0) << a << b;
+  }
+  // Table 1 is data-parallel (1000 x 8 x 4 B everywhere); table 0's shard: 500 rows x 16 B.
+  for (int r = 0; r < 4; ++r) EXPECT_DOUBLE_EQ(c.ranks[r].parameter_bytes, 32000 + 500 * 16) << r;
+  // Table-column-wise is column-wise kept on one node's GPUs: 4 columns (16 B) per sample each.
+  ShardingPlan twcw{"twcw",
+                    4,
+                    {{ShardingStrategy::kTableColumnWise, {0, 1}, 0},
+                     {ShardingStrategy::kDataParallel, {0, 1, 2, 3}, 0}}};
+  const ShardCosts d = compute_shard_costs(twcw, ctx);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_DOUBLE_EQ(d.embedding_bytes[0][r], 1600) << r;
+    EXPECT_DOUBLE_EQ(d.embedding_bytes[1][r], 1600) << r;
+  }
+  // A grid over 3 nodes of a table whose dim 8 is not a multiple of 3 is refused.
+  ShardingContext six = context(m, 6, 2);
+  ShardingPlan bad{"bad",
+                   6,
+                   {{ShardingStrategy::kGridShard, {0, 1, 2, 3, 4, 5}, 0},
+                    {ShardingStrategy::kDataParallel, {0, 1, 2, 3, 4, 5}, 0}}};
+  EXPECT_THROW(compute_shard_costs(bad, six), ConfigError);
+}
+
 TEST(ShardingPlanTest, GreedyPlannerSplitsASkewedHeavyTableWithoutTheHotShard) {
   // One heavy Zipf(1.2) table and four light ones on 4 GPUs. Row-wise by hash leaves the shard
   // with the hottest row overloaded; the planner, costing each split with its skew, picks one

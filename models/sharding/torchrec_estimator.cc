@@ -12,11 +12,11 @@ constexpr double kHbmMemBw = 897 * kGiB;
 constexpr double kIntraNodeBandwidth = 600 * kGiB;
 constexpr double kCrossNodeBandwidth = 12.5 * kGiB;
 constexpr double kHbmToDdrMemBw = 32 * kGiB;
-constexpr double kIdBytes = 8;                    // BIGINT_DTYPE
-constexpr double kMinReadElements = 32;           // max(D, 32)
-constexpr double kBwdComputeMultiplier = 2;       // BWD_COMPUTE_MULTIPLIER
-constexpr double kBatchedCopyPerfFactor = 2.455;  // BATCHED_COPY_PERF_FACTOR
-constexpr double kDpElementwisePerfFactor = 9.22; // DP_ELEMENTWISE_KERNELS_PERF_FACTOR
+constexpr double kIdBytes = 8;                     // BIGINT_DTYPE
+constexpr double kMinReadElements = 32;            // max(D, 32)
+constexpr double kBwdComputeMultiplier = 2;        // BWD_COMPUTE_MULTIPLIER
+constexpr double kBatchedCopyPerfFactor = 2.455;   // BATCHED_COPY_PERF_FACTOR
+constexpr double kDpElementwisePerfFactor = 9.22;  // DP_ELEMENTWISE_KERNELS_PERF_FACTOR
 
 // FULL_BLOCK_EMB_DIM 128, HALF_BLOCK_PENALTY 1.15, QUARTER_BLOCK_PENALTY 1.75.
 double block_penalty(double dim) { return dim >= 128 ? 1.0 : dim >= 64 ? 1.15 : 1.75; }
@@ -99,18 +99,39 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
     const double device_bw = device_bw_of(t);
     switch (p.strategy) {
       case ShardingStrategy::kTableWise:
-      case ShardingStrategy::kColumnWise: {
-        // One rank serves every rank's batch for its columns (TW, CW).
-        const double dim = p.strategy == ShardingStrategy::kColumnWise ? t.dim / shards : t.dim;
+      case ShardingStrategy::kColumnWise:
+      case ShardingStrategy::kTableColumnWise: {
+        // One rank serves every rank's batch for its columns (TW, CW, TWCW).
+        const double dim = p.strategy == ShardingStrategy::kTableWise ? t.dim : t.dim / shards;
         TorchrecPerf perf;
-        perf.fwd_compute = (inputs * world * kIdBytes +
-                            inputs * world * std::max(dim, kMinReadElements) * s +
-                            outputs * world * dim * a2a_bytes) *
-                           block_penalty(dim) / device_bw;
+        perf.fwd_compute =
+            (inputs * world * kIdBytes + inputs * world * std::max(dim, kMinReadElements) * s +
+             outputs * world * dim * a2a_bytes) *
+            block_penalty(dim) / device_bw;
         perf.fwd_comms = outputs * world * dim * a2a_bytes / comm_bw(world);
         perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute;
         perf.bwd_comms = perf.fwd_comms;
         perf.prefetch = prefetch_of(t, inputs * world, dim);
+        add_to(ranks, p.ranks, perf);
+        break;
+      }
+      case ShardingStrategy::kGridShard: {
+        // A TWRW estimate per column block (one per node holding the table), of its columns.
+        const double blocks = std::max(1.0, shards / local);
+        const double dim = t.dim / blocks;
+        const double out_bytes = outputs * world * dim * a2a_bytes;
+        const double hosts = static_cast<double>(world) / local;
+        TorchrecPerf perf;
+        perf.fwd_compute =
+            (inputs * world / local * kIdBytes +
+             inputs * world / local * std::max(dim, kMinReadElements) * s + out_bytes) /
+            device_bw;
+        perf.fwd_comms = out_bytes / topo.intra_node_bytes_per_s +
+                         outputs * hosts * dim * a2a_bytes / comm_bw(static_cast<int>(hosts));
+        perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute +
+                           out_bytes * kBatchedCopyPerfFactor / device_bw;
+        perf.bwd_comms = perf.fwd_comms;
+        perf.prefetch = prefetch_of(t, inputs * world, dim) / local;
         add_to(ranks, p.ranks, perf);
         break;
       }
@@ -122,18 +143,18 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
         const bool twrw = p.strategy == ShardingStrategy::kTableRowWise;
         const double out_bytes = outputs * world * t.dim * a2a_bytes;
         TorchrecPerf perf;
-        perf.fwd_compute = (inputs * world / shards * kIdBytes +
-                            inputs * world / shards * std::max<double>(t.dim, kMinReadElements) * s +
-                            out_bytes) /
-                           device_bw;
+        perf.fwd_compute =
+            (inputs * world / shards * kIdBytes +
+             inputs * world / shards * std::max<double>(t.dim, kMinReadElements) * s + out_bytes) /
+            device_bw;
         const double hosts = static_cast<double>(world) / local;
         // TWRW's inter-host all-to-all is over one rank per host, and TorchRec picks its
         // bandwidth by that rank count (intra-node while there are no more hosts than GPUs in
         // one), as written.
-        perf.fwd_comms = twrw ? out_bytes / topo.intra_node_bytes_per_s +
-                                    outputs * hosts * t.dim * a2a_bytes /
-                                        comm_bw(static_cast<int>(hosts))
-                              : out_bytes / comm_bw(world);
+        perf.fwd_comms =
+            twrw ? out_bytes / topo.intra_node_bytes_per_s +
+                       outputs * hosts * t.dim * a2a_bytes / comm_bw(static_cast<int>(hosts))
+                 : out_bytes / comm_bw(world);
         perf.bwd_compute = kBwdComputeMultiplier * perf.fwd_compute +
                            out_bytes * kBatchedCopyPerfFactor / device_bw;
         perf.bwd_comms = perf.fwd_comms;

@@ -8,7 +8,9 @@ const EnumNames<ShardingStrategy>& strategy_names() {
       {ShardingStrategy::kRowWise, "row_wise"},
       {ShardingStrategy::kColumnWise, "column_wise"},
       {ShardingStrategy::kTableRowWise, "table_row_wise"},
-      {ShardingStrategy::kDataParallel, "data_parallel"}};
+      {ShardingStrategy::kDataParallel, "data_parallel"},
+      {ShardingStrategy::kTableColumnWise, "table_column_wise"},
+      {ShardingStrategy::kGridShard, "grid_shard"}};
   return names;
 }
 

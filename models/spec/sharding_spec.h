@@ -11,7 +11,18 @@
 
 namespace trainsim::models {
 
-enum class ShardingStrategy { kTableWise, kRowWise, kColumnWise, kTableRowWise, kDataParallel };
+// TorchRec's names (torchrec.distributed.types.ShardingType): table_wise, row_wise, column_wise,
+// table_row_wise, table_column_wise (column shards, each whole on a GPU of one node), grid_shard
+// (a column block per node, each row-wise over that node's GPUs), data_parallel.
+enum class ShardingStrategy {
+  kTableWise,
+  kRowWise,
+  kColumnWise,
+  kTableRowWise,
+  kDataParallel,
+  kTableColumnWise,
+  kGridShard,
+};
 
 const EnumNames<ShardingStrategy>& strategy_names();
 std::string_view strategy_name(ShardingStrategy strategy);

@@ -15,7 +15,12 @@ std::vector<RankedPlan> rank_sharding_plans(const ClusterSpec& cluster,
   if (nodes > 1) groups.push_back(cluster.gpus_per_node);
   for (const int group : groups) {
     for (const ShardingStrategy s : all_strategies()) {
-      if (s == ShardingStrategy::kTableRowWise && group <= cluster.gpus_per_node) continue;
+      // The node-level strategies need nodes to choose from (inside one node table-column-wise
+      // is column-wise).
+      const bool per_node = s == ShardingStrategy::kTableRowWise ||
+                            s == ShardingStrategy::kTableColumnWise ||
+                            s == ShardingStrategy::kGridShard;
+      if (per_node && group <= cluster.gpus_per_node) continue;
       plans.push_back(uniform_plan(s, context, group, job.hot_rows));
     }
     plans.push_back(greedy_plan(context, group, job.hot_rows));
@@ -80,7 +85,8 @@ ShardingPlan job_plan(const ClusterSpec& given_cluster, const RecsysModelSpec& m
                       const JobSpec& job, int nodes, const StepSimulationOptions& options) {
   // Planned with the kernel costs the step will pay (no launches under CUDA graphs).
   const ClusterSpec cluster = launched_on(given_cluster, job);
-  if (job.sharding != "best") return resolve_sharding(job, recsys_context(cluster, model, job, nodes));
+  if (job.sharding != "best")
+    return resolve_sharding(job, recsys_context(cluster, model, job, nodes));
   const std::vector<RankedPlan> ranked =
       rank_sharding_plans(cluster, model, job, nodes, plan_ranking_options(options));
   if (ranked.empty() || !ranked.front().fits) {

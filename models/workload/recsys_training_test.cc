@@ -295,9 +295,10 @@ TEST(PlanSearchTest, BestIsTheFastestFittingCandidate) {
   for (const int nodes : {1, 2}) {
     const auto ranked =
         rank_sharding_plans(c.cluster, c.model, j, nodes, plan_ranking_options(analytic));
-    // Table-wise, row-wise, column-wise, data-parallel (and table-row-wise across nodes), greedy,
-    // HugeCTR's and TorchRec's: 7 over all GPUs; on 2 nodes 8 over all GPUs and 7 per node (2D).
-    EXPECT_EQ(ranked.size(), nodes == 1 ? 7u : 15u) << nodes;
+    // Table-wise, row-wise, column-wise, data-parallel (and table-row-wise, table-column-wise
+    // and grid across nodes), greedy, HugeCTR's and TorchRec's: 7 over all GPUs; on 2 nodes 10
+    // over all GPUs and 7 per node (2D).
+    EXPECT_EQ(ranked.size(), nodes == 1 ? 7u : 17u) << nodes;
     for (std::size_t i = 1; i < ranked.size(); ++i) {
       if (ranked[i].fits) {
         EXPECT_TRUE(ranked[i - 1].fits);
