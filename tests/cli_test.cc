@@ -680,6 +680,7 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
   double previous = 0;
   int ranked = 0;
   for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("a2a/GPU:", 0) == 0) break;  // the ranking ends; per-GPU statistics follow
     std::istringstream fields(line);
     int rank = 0;
     if (!(fields >> rank) || rank < 1) continue;
@@ -691,6 +692,9 @@ TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
     ++ranked;
   }
   EXPECT_GE(ranked, 11);  // 13 plans, the two data-parallel ones do not fit
+  // TorchRec's planner statistics of the printed plan: a line per GPU.
+  EXPECT_NE(r.out.find("per-GPU statistics of plan"), std::string::npos);
+  EXPECT_NE(r.out.find("HBM (GB)"), std::string::npos);
   const Result predicted = run({"predict", "--job", plan, "--nodes", "2"});
   EXPECT_EQ(predicted.status, 0) << predicted.err;
   // The printed job keeps the original's dataloader and checkpoints.
@@ -1310,6 +1314,66 @@ TEST(ProvenanceTest, ResultsSayHowTheyWereMade) {
   EXPECT_EQ(read_file(csv).rfind("nodes,gpus,", 0), 0u);
   EXPECT_EQ(nlohmann::json::parse(read_file(csv + ".meta.json"))["provenance"]["command"],
             "predict");
+}
+
+TEST(TorchrecTest, APlanAndItsTablesRoundTripInTorchrecTerms) {
+  // shard writes its plan as a job and in TorchRec's terms; a model reading the TorchRec table
+  // list and a job reading the TorchRec plan predict the same step as the emitted job, and write
+  // the same plan and tables back.
+  TempDir dir;
+  const std::string plan = dir.file("plan.json").string();
+  const std::string emitted = dir.file("job.yaml").string();
+  Result r = run({"shard", "--job", kSourceDir + "/configs/jobs/dlrm-dcnv2-mlperf.yaml", "--nodes",
+                  "2", "--torchrec", plan, "-o", emitted});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto first = nlohmann::json::parse(read_file(plan));
+  ASSERT_EQ(first["tables"].size(), 26u);
+  EXPECT_EQ(first["tables"][20]["name"], "cat_20");
+  EXPECT_EQ(first["tables"][20]["num_embeddings"], 40000000);
+  EXPECT_EQ(first["tables"][20]["pooling_factor"], 100.0);
+  const auto& cat_5 = first["plan"]["embedding_bag_collection"]["cat_5"];  // 3 rows: replicated
+  EXPECT_EQ(cat_5["sharding_type"], "data_parallel");
+  EXPECT_EQ(cat_5["compute_kernel"], "dense");
+  EXPECT_EQ(cat_5["ranks"].size(), 16u);
+  // The model with its tables from the TorchRec list; the job with its plan from the file.
+  std::string model = read_file(kSourceDir + "/configs/models/dlrm-dcnv2.yaml");
+  const auto tables_at = model.find("  tables:\n");
+  const auto tables_end = model.find("\nbottom_mlp:");
+  ASSERT_NE(tables_at, std::string::npos);
+  model = model.substr(0, tables_at) + "  tables: plan.json" + model.substr(tables_end);
+  const std::string model_file = dir.write("model.yaml", model);
+  std::string job;
+  std::istringstream lines(read_file(emitted));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("model:", 0) == 0) line = "model: model.yaml";
+    if (line == "  plan:") line = "  torchrec_plan: plan.json";
+    if (line.rfind("    - {table:", 0) == 0) continue;
+    job += line + "\n";
+  }
+  const std::string job_file = dir.write("torchrec-job.yaml", job);
+  const auto step = [&](const std::string& file) {
+    const Result p = run(
+        {"predict", "--job", file, "--nodes", "2", "--network", "analytic", "--format", "json"});
+    EXPECT_EQ(p.status, 0) << p.err;
+    return nlohmann::json::parse(p.out)["points"][0]["step_time_s"].get<double>();
+  };
+  EXPECT_EQ(step(job_file), step(emitted));
+  const std::string again = dir.file("again.json").string();
+  r = run({"shard", "--job", job_file, "--nodes", "2", "--emit", "job", "--torchrec", again});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto second = nlohmann::json::parse(read_file(again));
+  EXPECT_EQ(second["plan"], first["plan"]);
+  EXPECT_EQ(second["tables"], first["tables"]);
+  // Bad plans name their file, line and key.
+  const std::string bad = dir.write(
+      "bad.json", "{\"m\": {\"cat_0\": {\"sharding_type\": \"sideways\", \"ranks\": [0]}}}");
+  const std::string bad_job = dir.write(
+      "bad-job.yaml", "name: b\nmodel: model.yaml\ncluster: " + kSourceDir +
+                          "/configs/clusters/dgx-h100.yaml\nglobal_batch: 8192\nsharding:\n"
+                          "  torchrec_plan: bad.json\n");
+  r = run({"predict", "--job", bad_job, "--nodes", "1", "--network", "analytic"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("sharding_type: must be"), std::string::npos) << r.err;
 }
 
 TEST(SetTest, PredictTakesSettings) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -18,6 +19,7 @@
 #include "tools/cli.h"
 #include "tools/output_file.h"
 #include "tools/report_format.h"
+#include "tools/torchrec_plan.h"
 #include "tools/version.h"
 
 namespace trainsim::cli {
@@ -39,9 +41,78 @@ struct Candidate {
   double max_host_bytes = 0;       // rows and state a GPU keeps in host memory
   double max_host_link_bytes = 0;  // a GPU's host-link traffic per step
   models::StepBreakdown breakdown;
+  models::ShardCosts costs;
 };
 
 }  // namespace
+
+// TorchRec's planner statistics (torchrec/distributed/planner/stats.py, EmbeddingStats) for
+// one plan: per GPU, the HBM and host memory it uses, TorchRec's estimate and trainsim's
+// embedding time, the ids it takes in and the pooled vectors it sends out per step, and its
+// shards by sharding type.
+void write_rank_stats(std::ostream& out, const Candidate& c, const models::ShardingContext& context,
+                      const models::TorchrecTopology& torchrec,
+                      const models::ClusterSpec& cluster) {
+  const std::vector<models::TorchrecPerf> perf =
+      models::torchrec_estimate(c.plan, context, torchrec);
+  const auto short_name = [](models::ShardingStrategy s) {
+    switch (s) {
+      case models::ShardingStrategy::kTableWise:
+        return "TW";
+      case models::ShardingStrategy::kRowWise:
+        return "RW";
+      case models::ShardingStrategy::kColumnWise:
+        return "CW";
+      case models::ShardingStrategy::kTableRowWise:
+        return "TWRW";
+      case models::ShardingStrategy::kTableColumnWise:
+        return "TWCW";
+      case models::ShardingStrategy::kGridShard:
+        return "GRID";
+      case models::ShardingStrategy::kDataParallel:
+        return "DP";
+    }
+    return "?";
+  };
+  const int world = static_cast<int>(c.costs.ranks.size());
+  const int group = c.plan.group_size > 0 ? c.plan.group_size : world;
+  char line[512];
+  out << "per-GPU statistics of plan '" << c.plan.name
+      << "' (as TorchRec's planner prints them; perf: TorchRec's estimate and trainsim's lookup "
+         "and update):\n";
+  std::snprintf(line, sizeof line, "%5s %16s %10s %15s %15s %11s %12s  %s\n", "GPU", "HBM (GB)",
+                "DDR (GB)", "torchrec (ms)", "trainsim (ms)", "input (MB)", "output (MB)",
+                "shards");
+  out << line;
+  for (int r = 0; r < world; ++r) {
+    const models::RankLoad& l = c.costs.ranks[r];
+    std::map<std::string, int> shards;
+    for (const models::TablePlacement& p : c.plan.tables) {
+      for (const int g : p.ranks) {
+        if (g == r % group) ++shards[short_name(p.strategy)];
+      }
+    }
+    std::string list;
+    for (const auto& [name, count] : shards) {
+      list += (list.empty() ? "" : ", ") + name + ": " + std::to_string(count);
+    }
+    double input = 0, output = 0;
+    for (int o = 0; o < world; ++o) {
+      if (o == r) continue;
+      input += c.costs.id_bytes[o][r];
+      output += c.costs.embedding_bytes[r][o] + c.costs.partial_bytes[r][o];
+    }
+    const double hbm = l.memory_bytes();
+    const double estimate = r % group < static_cast<int>(perf.size()) ? perf[r % group].total() : 0;
+    std::snprintf(line, sizeof line, "%5d %8.1f (%3.0f%%) %10.1f %15.3f %15.3f %11.1f %12.1f  %s\n",
+                  r, hbm / 1e9, 100 * hbm / cluster.gpu.hbm_capacity_bytes, l.host_bytes / 1e9,
+                  estimate * 1e3, models::embedding_seconds(l) * 1e3, input / 1e6, output / 1e6,
+                  list.c_str());
+    out << line;
+  }
+  out << "input: ids a GPU receives per step; output: pooled vectors (and partial sums) it sends; "
+         "shards by\nTorchRec's sharding types (TW, RW, CW, TWRW, TWCW, GRID, DP).\n\n";
+}
 
 int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
   po::options_description options("options");
@@ -55,32 +126,40 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     ("network", po::value<std::string>()->default_value("analytic"),
      "network model for ranking the plans: analytic (fast) or flow")
     ("emit", po::value<std::string>()->default_value("best"),
-     "which plan to print as a job YAML: best (the top-ranked plan that fits) or greedy (the "
-     "greedy planner's best variant)")
+     "which plan to print as a job YAML: best (the top-ranked plan that fits), greedy (the "
+     "greedy planner's best variant) or job (the job's own plan)")
     ("output,o", po::value<std::string>(),
-     "write that plan, as a job YAML, to FILE (default: print it)");
+     "write that plan, as a job YAML, to FILE (default: print it)")
+    ("torchrec", po::value<std::string>(),
+     "also write that plan in TorchRec's terms to FILE (JSON: the tables as EmbeddingBagConfig "
+     "entries, the plan as a ShardingPlan; a model's embedding.tables and a job's "
+     "sharding.torchrec_plan read it)");
   // clang-format on
   const po::variables_map vm = parse_options(args, options, "shard");
   if (vm.count("help")) {
     out << "usage: trainsim shard --job FILE [--cluster FILE] [--model FILE] [--nodes N]\n\n"
            "Evaluates every applicable sharding strategy for the job's recommender on N nodes\n"
-           "(table-wise, row-wise, column-wise, table-row-wise, data-parallel, the greedy "
-           "planner,\n"
-           "HugeCTR's and TorchRec's, each also in 2D with one node per group when N > 1, and the\n"
-           "job's own plan),\n"
+           "(table-wise, row-wise, column-wise, table-row-wise, table-column-wise, grid,\n"
+           "data-parallel, the greedy planner, HugeCTR's and TorchRec's, each also in 2D with one\n"
+           "node per group when N > 1, and the job's own plan),\n"
            "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
            "mean), the all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes\n"
            "and memory against HBM (and, for tables the job keeps in host memory, what the top\n"
-           "plan keeps and moves there). Then prints the top-ranked plan (or, with --emit\n"
-           "greedy, the greedy planner's) as a job YAML for `predict --job`: the plan names the\n"
+           "plan keeps and moves there). Then prints, for the top-ranked plan (or, with --emit,\n"
+           "the greedy planner's or the job's own), per-GPU statistics as TorchRec's planner\n"
+           "prints them, and the plan as a job YAML for `predict --job`: the plan names the\n"
            "GPUs of its sharding group, so it applies at every node count whose GPUs the group\n"
-           "divides, and with -o its cluster and model paths are written relative to the file.\n\n"
+           "divides, and with -o its cluster and model paths are written relative to the file.\n"
+           "--torchrec FILE writes the plan and the tables in TorchRec's terms as well\n"
+           "(ShardingPlan, EmbeddingBagConfig), which a job and a model read back.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
   if (!vm.count("job")) throw UsageError("shard: give --job FILE");
   const std::string emit = vm["emit"].as<std::string>();
-  if (emit != "greedy" && emit != "best") throw UsageError("--emit must be greedy or best");
+  if (emit != "greedy" && emit != "best" && emit != "job") {
+    throw UsageError("--emit must be best, greedy or job");
+  }
   const models::NetworkModel network_model =
       parse_choice(vm, "network", models::network_model_names());
   const std::string network(models::network_model_names().name(network_model));
@@ -106,6 +185,9 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::unique_ptr<AtomicOutputFile> output_file;
   if (vm.count("output"))
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
+  std::unique_ptr<AtomicOutputFile> torchrec_file;
+  if (vm.count("torchrec"))
+    torchrec_file = std::make_unique<AtomicOutputFile>(vm["torchrec"].as<std::string>());
 
   const models::ShardingContext context = models::recsys_context(cluster, *model, job, nodes);
   models::StepSimulationOptions sim;
@@ -138,6 +220,7 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       c.max_host_bytes = std::max(c.max_host_bytes, costs.ranks[a].host_bytes);
       c.max_host_link_bytes = std::max(c.max_host_link_bytes, costs.ranks[a].host_link_bytes);
     }
+    c.costs = costs;
     candidates.push_back(std::move(c));
   }
 
@@ -206,10 +289,16 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
   // The best-ranked greedy variant (over all GPUs, or 2D with one node per group), or the best
   // plan.
   const auto chosen = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
-    return emit == "best" ? c.fits : c.plan.name.rfind("greedy", 0) == 0;
+    return emit == "best"  ? c.fits
+           : emit == "job" ? c.plan.name == "the job's plan"
+                           : c.plan.name.rfind("greedy", 0) == 0;
   });
-  if (chosen == candidates.end()) throw UsageError("shard: no plan fits in memory");
+  if (chosen == candidates.end()) {
+    throw UsageError(emit == "job" ? "shard --emit job: the job lists no plan of its own"
+                                   : "shard: no plan fits in memory");
+  }
   const models::ShardingPlan& emitted = chosen->plan;
+  write_rank_stats(text, *chosen, context, torchrec, cluster);
   models::JobSpec written = job;
   written.cluster = cluster_path;
   written.model = model_path;
@@ -232,6 +321,15 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       {"Plan '" + emitted.name + "' by trainsim " + std::string(kTrainsimVersion) + " shard for " +
        std::to_string(nodes) + " node(s) of " + cluster.name +
        "; use with: trainsim predict --job THIS_FILE"});
+  if (torchrec_file) {
+    torchrec_file->stream() << torchrec_plan_json(emitted, *context.model, context.world,
+                                                  cluster.gpus_per_node)
+                                   .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                            << "\n";
+    torchrec_file->commit();
+    text << "plan '" << emitted.name << "' in TorchRec's terms written to "
+         << vm["torchrec"].as<std::string>() << "\n";
+  }
   if (output_file) {
     output_file->stream() << yaml;
     output_file->commit();

@@ -1,6 +1,7 @@
 #include "models/config/job_config.h"
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 #include <tuple>
 
@@ -55,6 +56,74 @@ std::vector<JobParam> batch_params() {
   return {per_gpu, global};
 }
 
+// A plan in TorchRec's shape (torchrec.distributed.types.ShardingPlan: per module, per table, a
+// ParameterSharding of sharding_type, compute_kernel, ranks and sharding_spec), as the document
+// itself or under its `plan` key (beside a `tables` list, as `trainsim shard --torchrec` writes).
+JobParam torchrec_plan_param() {
+  return P::custom(
+      {.key = "sharding.torchrec_plan",
+       .type = "file",
+       .default_text = "none",
+       .help = "a TorchRec ShardingPlan (JSON or YAML: {module: {table: {sharding_type, "
+               "compute_kernel, ranks}}}, relative to the job file) whose tables are placed as it "
+               "says (ranks are the sharding group's GPUs; compute_kernel fused_uvm and "
+               "fused_uvm_caching keep the table in host memory); written back as sharding.plan"},
+      [](const ConfigNode& n, JobSpec& job) {
+        const std::filesystem::path base = std::filesystem::path(n.file()).parent_path();
+        const std::string path = (base / n.as_string()).lexically_normal().string();
+        ConfigNode doc = [&] {
+          try {
+            return ConfigNode::load_file(path);
+          } catch (const ConfigError& e) {
+            n.fail(std::string(e.what()));
+          }
+        }();
+        if (!doc.is_map()) doc.fail("expected a TorchRec ShardingPlan: a map of modules");
+        {
+          MapReader top(doc);
+          if (top.has("plan")) doc = top.required("plan");
+        }
+        MapReader modules(doc);
+        for (const std::string& module : modules.keys()) {
+          const ConfigNode tables = modules.required(module);
+          MapReader params(tables);
+          for (const std::string& name : params.keys()) {
+            const ConfigNode item = params.required(name);
+            MapReader m(item);
+            PlannedTable t;
+            t.location = item.location();
+            t.table = name;
+            t.strategy = m.required("sharding_type").as_enum(strategy_names());
+            if (auto kernel = m.optional("compute_kernel")) {
+              const std::string k = kernel->as_string();
+              if (k == "fused_uvm") {
+                t.storage = EmbeddingStorage::kUvm;
+              } else if (k == "fused_uvm_caching") {
+                t.storage = EmbeddingStorage::kUvmCaching;
+              } else if (k == "fused" || k == "dense" || k == "quant") {
+                t.storage = EmbeddingStorage::kHbm;
+              } else {
+                kernel->fail("must be dense, fused, quant, fused_uvm or fused_uvm_caching "
+                             "(TorchRec's EmbeddingComputeKernel), got '" + k + "'");
+              }
+            }
+            for (const ConfigNode& r : m.required("ranks").items()) {
+              const std::int64_t id = r.as_integer();
+              if (id < 0) r.fail("ranks start at 0");
+              t.gpus.push_back(static_cast<int>(id));
+            }
+            (void)m.optional("sharding_spec");  // the shards follow from the type and ranks
+            m.finish();
+            for (const PlannedTable& other : job.plan) {
+              if (other.table == t.table) item.fail("table '" + t.table + "' is planned twice");
+            }
+            job.plan.push_back(t);
+          }
+        }
+      },
+      [](const JobSpec&) -> std::optional<YAML::Node> { return std::nullopt; });
+}
+
 JobParam plan_param() {
   JobParam p = P::custom(
       {.key = "sharding.plan", .type = "list of {table, strategy, gpus, hot_rows, storage}",
@@ -96,7 +165,9 @@ JobParam plan_param() {
         return list;
       });
   p.absent = [](MapReader& map, JobSpec& job) {
-    if (job.sharding == "plan") map.fail_missing("plan", "strategy: plan lists the tables");
+    if (job.sharding == "plan" && job.plan.empty()) {
+      map.fail_missing("plan", "strategy: plan lists the tables (or names a torchrec_plan)");
+    }
   };
   return p;
 }
@@ -170,6 +241,7 @@ std::vector<JobParam> sharding_params() {
                    .source = "TorchRec's planner (UVM_CACHING_RATIO) and FBGEMM's benchmarks "
                              "(--cache-load-factor): 0.2"},
                   [](auto& s) -> auto& { return s.cache_load_factor; }),
+      torchrec_plan_param(),
       plan_param(),
       P::item({.key = "sharding.plan[].table", .type = "text", .default_text = "required",
                .help = "a table of the model"}),

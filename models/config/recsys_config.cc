@@ -1,5 +1,6 @@
 #include "models/config/recsys_config.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -155,13 +156,101 @@ RecsysParam required(RecsysParam p, std::string why = "") {
   return p;
 }
 
-// embedding.tables, each with the defaults of embedding.dim, .dtype and .access.
+// A table in TorchRec's shape (torchrec.modules.embedding_configs.EmbeddingBagConfig: name,
+// num_embeddings, embedding_dim, feature_names, pooling, data_type), with the ids per sample of
+// each feature as its planner's ParameterConstraints.pooling_factors give them (default 1).
+EmbeddingTableSpec torchrec_table(const ConfigNode& item, const std::optional<ConfigNode>& access) {
+  MapReader t(item);
+  EmbeddingTableSpec table;
+  table.location = item.location();
+  table.name = t.required("name").as_string();
+  table.rows = static_cast<double>(t.required("num_embeddings").positive_integer());
+  table.dim = static_cast<int>(t.required("embedding_dim").positive_integer());
+  double features = 1;
+  if (auto names = t.optional("feature_names")) {
+    features = static_cast<double>(names->items().size());
+    if (features < 1) names->fail("lists no feature");
+  }
+  table.pooling = features;
+  const auto factor = t.optional("pooling_factor");
+  const auto factors = t.optional("pooling_factors");
+  if (factor && factors) factors->fail("give pooling_factor or pooling_factors, not both");
+  if (factor) {
+    table.pooling = factor->as_number() * features;
+    if (!(table.pooling > 0)) factor->fail("must be positive, got " + factor->as_string());
+  } else if (factors) {
+    table.pooling = 0;
+    for (const ConfigNode& f : factors->items()) {
+      const double v = f.as_number();
+      if (!(v > 0)) f.fail("must be positive, got " + f.as_string());
+      table.pooling += v;
+    }
+    if (!(table.pooling > 0)) factors->fail("lists no pooling factor");
+  }
+  if (auto pooling = t.optional("pooling")) {
+    const std::string mode = pooling->as_string();
+    if (mode == "NONE") {
+      table.sequence = true;
+    } else if (mode != "SUM" && mode != "MEAN") {
+      pooling->fail("must be SUM, MEAN or NONE (TorchRec's PoolingType), got '" + mode + "'");
+    }
+  }
+  table.dtype = Dtype::kFp32;
+  if (auto type = t.optional("data_type")) {
+    std::string name = type->as_string();
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto dtype = parse_dtype(name);
+    if (!dtype) {
+      type->fail("must be FP32, FP16, BF16 or FP8 (TorchRec's DataType), got '" +
+                 type->as_string() + "'");
+    }
+    table.dtype = *dtype;
+  }
+  // EmbeddingBagConfig's fields that change nothing here: initialisation and pruning.
+  for (const char* key : {"weight_init_max", "weight_init_min", "init_fn", "need_pos",
+                          "num_embeddings_post_pruning"}) {
+    (void)t.optional(key);
+  }
+  const auto own = t.optional("access");
+  const auto chosen = own ? own : access;
+  table.access = chosen ? parse_access(*chosen, table.rows, &table.access_file, table.pooling)
+                        : AccessDistribution::uniform(table.rows);
+  t.finish();
+  return table;
+}
+
+// embedding.tables, each with the defaults of embedding.dim, .dtype and .access; or the name of
+// a file listing them in TorchRec's shape (a list, or a map whose `tables` is one).
 void read_tables(const ConfigNode& embedding, RecsysModelSpec& m) {
   MapReader emb(embedding);
   const auto default_dim = emb.optional("dim");
   const auto default_dtype = emb.optional("dtype");
   const auto default_access = emb.optional("access");
   const ConfigNode tables = emb.required("tables");
+  if (tables.is_scalar()) {
+    const std::filesystem::path base = std::filesystem::path(tables.file()).parent_path();
+    const std::string path = (base / tables.as_string()).lexically_normal().string();
+    ConfigNode doc = [&] {
+      try {
+        return ConfigNode::load_file(path);
+      } catch (const ConfigError& e) {
+        tables.fail(std::string(e.what()));
+      }
+    }();
+    if (doc.is_map()) {
+      MapReader top(doc);
+      doc = top.required("tables");  // the other keys (a plan beside them) are not the model's
+    }
+    for (const ConfigNode& item : doc.items()) {
+      EmbeddingTableSpec table = torchrec_table(item, default_access);
+      for (const auto& other : m.tables) {
+        if (other.name == table.name) item.fail("duplicate table name '" + table.name + "'");
+      }
+      m.tables.push_back(std::move(table));
+    }
+    if (m.tables.empty()) doc.fail("needs at least one table");
+    return;
+  }
   for (const ConfigNode& item : tables.items()) {
     MapReader t(item);
     EmbeddingTableSpec table;
