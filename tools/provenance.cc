@@ -1,6 +1,7 @@
 #include "tools/provenance.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -11,9 +12,17 @@
 namespace trainsim::cli {
 
 std::string file_sha1(const std::string& path) {
-  std::ifstream in(resolve_config_path(path), std::ios::binary);
+  const std::string resolved = resolve_config_path(path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(resolved, ec)) return "";  // a directory, or missing
+  std::ifstream in(resolved, std::ios::binary);
   if (!in) return "";
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";  // unreadable
+  }
   boost::uuids::detail::sha1 hash;
   hash.process_bytes(bytes.data(), bytes.size());
   boost::uuids::detail::sha1::digest_type digest;
