@@ -62,7 +62,57 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph,
       event["cat"] = graph.category_names()[task.category];
     }
     event["args"] = {{"ready_us", trace_us(r.ready, options.origin)}};
+    for (const auto& [key, value] : task.args) event["args"][key] = value;
     emit(event);
+  }
+  for (const TraceSlice& slice : options.slices) {
+    emit({{"name", slice.name},
+          {"ph", "X"},
+          {"pid", slice.group},
+          {"tid", slice.stream},
+          {"ts", trace_us(slice.start, options.origin)},
+          {"dur", to_microseconds(slice.end - slice.start)}});
+  }
+  // Each arrow leaves the middle of its first task and enters the middle of its second.
+  std::uint64_t flow_id = 0;
+  for (const TraceFlow& flow : options.flows) {
+    const TaskRecord& a = records[flow.from];
+    const TaskRecord& b = records[flow.to];
+    if (a.end == TaskRecord::kNotYet || b.end == TaskRecord::kNotYet) continue;
+    const Task& from = graph.task(flow.from);
+    const Task& to = graph.task(flow.to);
+    ++flow_id;
+    emit({{"name", flow.name},
+          {"cat", "flow"},
+          {"ph", "s"},
+          {"id", flow_id},
+          {"pid", from.group},
+          {"tid", from.stream},
+          {"ts", trace_us(a.start + (a.end - a.start) / 2, options.origin)}});
+    emit({{"name", flow.name},
+          {"cat", "flow"},
+          {"ph", "f"},
+          {"bp", "e"},
+          {"id", flow_id},
+          {"pid", to.group},
+          {"tid", to.stream},
+          {"ts", trace_us(b.start + (b.end - b.start) / 2, options.origin)}});
+  }
+  if (!options.counters.empty()) {
+    const std::int32_t pid = groups.empty() ? 0 : *groups.rbegin() + 1;
+    emit({{"name", "process_name"},
+          {"ph", "M"},
+          {"pid", pid},
+          {"args", {{"name", options.counters_name}}}});
+    for (const TraceCounter& counter : options.counters) {
+      for (const auto& [t, value] : counter.samples) {
+        emit({{"name", counter.name},
+              {"ph", "C"},
+              {"pid", pid},
+              {"ts", trace_us(t, options.origin)},
+              {"args", {{counter.unit, value}}}});
+      }
+    }
   }
   out << "\n]}\n";
 }

@@ -101,7 +101,10 @@ void FlowNetwork::activate(FlowId id) {
     // Free capacity below a millionth of the link is rounding left over from the rates given.
     if (rate > 1e-6 * router_.bottleneck_bandwidth(f.route)) {
       f.rate = rate;
-      for (const LinkId l : route) links_[l].allocated += rate;
+      for (const LinkId l : route) {
+        links_[l].allocated += rate;
+        allocated_changed(l);
+      }
       schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, rate)));
     }
     request_solve(/*immediate=*/false);
@@ -117,7 +120,8 @@ void FlowNetwork::transmitted(FlowId id) {
     for (std::size_t i = 0; i < f.hops.size(); ++i) {
       const LinkId l = f.hops[i].link;
       LinkState& link = links_[l];
-      link.allocated = std::max(0.0, link.allocated - f.rate);
+      link.allocated = link.flows.size() == 1 ? 0.0 : std::max(0.0, link.allocated - f.rate);
+      allocated_changed(l);
       const std::uint32_t slot = f.hops[i].slot;
       // The last appearance on the link takes this one's slot; its flow learns the new slot at
       // its position on its route (O(1) even for a route as long as a whole ring).
@@ -132,7 +136,6 @@ void FlowNetwork::transmitted(FlowId id) {
       if (!link.flows.empty()) {
         mark_dirty(l);
       } else {
-        link.allocated = 0.0;
         const LinkId last = active_links_.back();
         active_links_[link.active_index] = last;
         links_[last].active_index = link.active_index;
@@ -243,7 +246,10 @@ void FlowNetwork::solve() {
     for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
       allocated += flow_rate_[link_flows_[k]];
     }
-    links_[component_links_[j]].allocated = allocated;
+    if (links_[component_links_[j]].allocated != allocated) {
+      links_[component_links_[j]].allocated = allocated;
+      allocated_changed(component_links_[j]);
+    }
   }
 }
 

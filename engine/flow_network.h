@@ -94,6 +94,11 @@ class FlowNetwork {
   // two differ by when the latency is paid. Set before starting flows.
   void set_latency_first(bool on) { latency_first_ = on; }
 
+  // Called with a link, the time and the bandwidth its flows are given (bytes/s) whenever that
+  // changes (for a trace's utilisation tracks). Optional.
+  using LinkObserver = std::function<void(LinkId, Time, double)>;
+  void set_link_observer(LinkObserver observer) { link_observer_ = std::move(observer); }
+
   Router& router() { return router_; }
   const Topology& topology() const { return topology_; }
   const FlowNetworkCounters& counters() const { return counters_; }
@@ -151,9 +156,9 @@ class FlowNetwork {
   std::vector<FlowId> free_flows_;
   std::vector<LinkState> links_;
   std::vector<LinkId> dirty_links_;
-  std::vector<FlowId> active_flows_;  // flows taking bandwidth, in no particular order
+  std::vector<FlowId> active_flows_;        // flows taking bandwidth, in no particular order
   std::vector<std::uint64_t> active_bits_;  // the same as a bit per flow id
-  std::vector<LinkId> active_links_;  // links carrying at least one of them
+  std::vector<LinkId> active_links_;        // links carrying at least one of them
   std::size_t in_use_count_ = 0;
   bool solve_pending_ = false;
   bool last_solve_took_most_ = false;  // the last search found nearly every active flow
@@ -178,6 +183,10 @@ class FlowNetwork {
   std::vector<std::pair<double, std::uint32_t>> share_heap_;
   std::vector<std::pair<double, std::uint32_t>> cap_heap_;
   FlowNetworkCounters counters_;
+  LinkObserver link_observer_;
+  void allocated_changed(LinkId l) {
+    if (link_observer_) link_observer_(l, sim_.now(), links_[l].allocated);
+  }
 };
 
 }  // namespace trainsim

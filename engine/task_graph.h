@@ -52,6 +52,8 @@ struct Task {
   TaskAction action;
   std::vector<TaskId> successors;
   std::uint32_t dependency_count = 0;
+  // What a trace shows of it beyond its name and times (key, value), e.g. bytes and peers.
+  std::vector<std::pair<std::string, std::string>> args;
 };
 
 class TaskGraph {
@@ -65,6 +67,9 @@ class TaskGraph {
   TaskId add_task(std::string name, std::int32_t group, StreamId stream, CategoryId category,
                   TaskAction action);
   void add_dependency(TaskId before, TaskId after);
+  void add_arg(TaskId id, std::string key, std::string value) {
+    tasks_[id].args.emplace_back(std::move(key), std::move(value));
+  }
 
   std::size_t size() const { return tasks_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }

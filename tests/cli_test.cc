@@ -659,6 +659,56 @@ TEST(RecsysCliTest, TraceShowsEveryRankAndStream) {
   }
 }
 
+TEST(RecsysCliTest, TraceSlicesSayWhatMovesAndLinksShowTheirUse) {
+  // The MLPerf job on 2 nodes: each communication slice carries its collective, bytes and peers
+  // (an all-reduce its algorithm and protocol); arrows join every send to its receive; a rank
+  // that waits for the last to join has that wait as a slice of its own; counter tracks give each
+  // NIC's and NVLink port's use, in % of its rate, over the steps.
+  TempDir dir;
+  const std::string trace = dir.file("trace.json").string();
+  ASSERT_EQ(run({"predict", "--job", "configs/jobs/dlrm-dcnv2-mlperf.yaml", "--nodes", "2",
+                 "--trace", trace})
+                .status,
+            0);
+  const auto doc = nlohmann::json::parse(read_file(trace));
+  int all_to_all = 0, all_reduce = 0, waits = 0;
+  std::map<std::uint64_t, int> arrows;  // id -> 1 for a start, 2 for an end
+  std::map<std::string, double> peak;   // counter -> its highest value
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "X" && e["args"].contains("collective")) {
+      const auto& a = e["args"];
+      if (e["name"].get<std::string>().rfind("embedding all-to-all", 0) == 0) {
+        ++all_to_all;
+        EXPECT_GT(std::stod(a["bytes sent"].get<std::string>()), 0);
+        EXPECT_NE(a["peers"].get<std::string>().find("sent to"), std::string::npos);
+      }
+      if (a["collective"] == "all-reduce") {
+        ++all_reduce;
+        EXPECT_TRUE(a.contains("algorithm") && a.contains("protocol")) << a.dump();
+      }
+    } else if (ph == "X" && e["name"].get<std::string>().rfind("waiting for rank", 0) == 0) {
+      ++waits;
+    } else if (ph == "s" || ph == "f") {
+      arrows[e["id"].get<std::uint64_t>()] += ph == "s" ? 1 : 2;
+    } else if (ph == "C") {
+      const double v = e["args"]["% of its rate"].get<double>();
+      EXPECT_GE(v, 0.0);
+      EXPECT_LE(v, 100.0 + 1e-6);  // no link carries more than its rate
+      double& p = peak[e["name"].get<std::string>()];
+      p = std::max(p, v);
+    }
+  }
+  EXPECT_EQ(all_to_all, 16 * 3);  // every GPU, three steps
+  EXPECT_GT(all_reduce, 0);
+  EXPECT_GT(waits, 0);
+  ASSERT_FALSE(arrows.empty());
+  for (const auto& [id, ends] : arrows) EXPECT_EQ(ends, 3) << id;  // a start and an end each
+  // 2 nodes x 8 NICs x 2 directions and 16 GPUs x 2 NVLink directions; the all-to-alls fill a NIC.
+  EXPECT_EQ(peak.size(), 2u * 8 * 2 + 16u * 2);
+  EXPECT_NEAR(peak["node 0 NIC 0 out"], 100.0, 1e-6);
+}
+
 TEST(RecsysCliTest, ShardRanksPlansAndPrintsAPlanThatPredictReads) {
   TempDir dir;
   const std::string plan = dir.file("plan.yaml").string();

@@ -314,6 +314,10 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
       return "rank " + std::to_string(rank) + " (node " + std::to_string(rank / gpus_per_node) +
              ", GPU " + std::to_string(rank % gpus_per_node) + ")";
     };
+    trace_options.slices = study.trace->waits;
+    trace_options.flows = study.trace->flows;
+    trace_options.counters = study.trace->counters;
+    trace_options.counters_name = "fabric: NIC and NVLink utilisation (first nodes)";
     write_chrome_trace(trace_file->stream(), study.trace->graph, study.trace->records,
                        trace_options);
   }

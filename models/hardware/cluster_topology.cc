@@ -135,13 +135,18 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
   return out;
 }
 
-LinkId link_between(const Topology& topology, VertexId a, VertexId b) {
+std::optional<LinkId> find_link(const Topology& topology, VertexId a, VertexId b) {
   const auto& g = topology.graph();
   for (auto [it, end] = boost::out_edges(a, g); it != end; ++it) {
     if (boost::target(*it, g) == b) return g[*it].link;
   }
-  TRAINSIM_ASSERT(false, "no link between the two vertices");
-  return 0;
+  return std::nullopt;
+}
+
+LinkId link_between(const Topology& topology, VertexId a, VertexId b) {
+  const auto link = find_link(topology, a, b);
+  TRAINSIM_ASSERT(link.has_value(), "no link between the two vertices");
+  return *link;
 }
 
 }  // namespace trainsim::models

@@ -9,6 +9,7 @@
 // spine with uplinks sized by the oversubscription ratio.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "engine/topology.h"
@@ -38,5 +39,7 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes);
 
 // The link from `a` to `b`, which must exist.
 LinkId link_between(const Topology& topology, VertexId a, VertexId b);
+// The same, or none.
+std::optional<LinkId> find_link(const Topology& topology, VertexId a, VertexId b);
 
 }  // namespace trainsim::models

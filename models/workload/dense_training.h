@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/chrome_trace.h"
 #include "engine/task_graph.h"
 #include "models/spec/cluster_spec.h"
 #include "models/spec/dense_model.h"
@@ -55,6 +56,12 @@ struct StepTrace {
   TaskGraph graph;
   std::vector<TaskRecord> records;
   int gpus_per_node = 1;
+  // For the Chrome trace: a rank's wait inside a collective for its last participant, arrows
+  // from each sender's slice to its receivers' (collectives with few enough pairs), and the
+  // utilisation of NICs and NVLink ports over time (the first nodes').
+  std::vector<TraceSlice> waits;
+  std::vector<TraceFlow> flows;
+  std::vector<TraceCounter> counters;
 };
 
 struct StepSimulationResult {

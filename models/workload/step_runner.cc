@@ -1,6 +1,7 @@
 #include "models/workload/step_runner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "engine/check.h"
@@ -32,6 +33,89 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
   compute_category_ = graph.add_category("compute");
   comm_category_ = graph.add_category("communication");
   sync_category_ = graph.add_category("sync");
+  if (options_.keep_trace) record_utilisation();
+}
+
+void StepRunner::record_utilisation() {
+  // The NICs (both directions) and NVLink ports of the first nodes, as a share of their rate.
+  constexpr int kTracedNodes = 8;
+  const Topology& t = topology_.topology;
+  auto track = [&](VertexId a, VertexId b, std::string name) {
+    const auto link = find_link(t, a, b);  // none: a NIC without a network (one node)
+    if (!link) return;
+    const LinkId l = *link;
+    traced_links_.emplace(l, trace_->counters.size());
+    trace_->counters.push_back({std::move(name), "% of its rate", {{0, 0.0}}});
+  };
+  for (int n = 0; n < std::min(topology_.nodes, kTracedNodes); ++n) {
+    const std::string node = "node " + std::to_string(n);
+    if (n < static_cast<int>(topology_.nic_switch_vertices.size())) {
+      for (std::size_t i = 0; i < topology_.nic_switch_vertices[n].size(); ++i) {
+        const std::string nic = node + " NIC " + std::to_string(i);
+        track(topology_.nic_send_vertices[n][i], topology_.nic_switch_vertices[n][i], nic + " out");
+        track(topology_.nic_switch_vertices[n][i], topology_.nic_receive_vertices[n][i],
+              nic + " in");
+      }
+    }
+    if (n < static_cast<int>(topology_.nvswitch_vertices.size())) {
+      for (int g = 0; g < topology_.gpus_per_node; ++g) {
+        const std::string gpu = node + " GPU " + std::to_string(g) + " NVLink";
+        track(topology_.gpu(n, g), topology_.nvswitch_vertices[n], gpu + " out");
+        track(topology_.nvswitch_vertices[n], topology_.gpu(n, g), gpu + " in");
+      }
+    }
+  }
+  network_.set_link_observer([this](LinkId l, Time at, double rate) {
+    const auto it = traced_links_.find(l);
+    if (it == traced_links_.end()) return;
+    auto& samples = trace_->counters[it->second].samples;
+    const double share = 100.0 * rate / topology_.topology.link(l).bandwidth_bytes_per_s;
+    if (!samples.empty() && samples.back().first == at) {
+      samples.back().second = share;
+    } else if (samples.empty() || samples.back().second != share) {
+      samples.emplace_back(at, share);
+    }
+  });
+}
+
+void StepRunner::describe(const Collective* c, CollectiveInfo info) {
+  if (options_.keep_trace) info_[c] = std::move(info);
+}
+
+void StepRunner::describe_all_to_all(const Collective* c,
+                                     const std::vector<std::vector<double>>& bytes,
+                                     const std::string& what) {
+  if (!options_.keep_trace) return;
+  constexpr std::size_t kMostArrows = 4096;  // beyond, a trace's arrows hide more than they show
+  CollectiveInfo info;
+  info.what = what;
+  const std::size_t n = bytes.size();
+  info.args.resize(n);
+  for (std::size_t a = 0; a < n; ++a) {
+    double sent = 0, received = 0;
+    int to = 0, from = 0;
+    for (std::size_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      if (bytes[a][b] > 0) {
+        sent += bytes[a][b];
+        ++to;
+        info.pairs.emplace_back(static_cast<int>(a), static_cast<int>(b));
+      }
+      if (bytes[b][a] > 0) {
+        received += bytes[b][a];
+        ++from;
+      }
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6g", sent);
+    info.args[a].emplace_back("bytes sent", text);
+    std::snprintf(text, sizeof text, "%.6g", received);
+    info.args[a].emplace_back("bytes received", text);
+    info.args[a].emplace_back(
+        "peers", std::to_string(to) + " sent to, " + std::to_string(from) + " received from");
+  }
+  if (info.pairs.size() > kMostArrows) info.pairs.clear();
+  describe(c, std::move(info));
 }
 
 PickedAlgorithm StepRunner::pick_all_reduce(double bytes, std::optional<Algorithm> algorithm) {
@@ -58,6 +142,19 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
     collectives_.push_back(
         std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time));
   }
+  if (options_.keep_trace) {
+    CollectiveInfo info;
+    info.what = "all-reduce";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6g", bytes);
+    const std::vector<std::pair<std::string, std::string>> args = {
+        {"bytes", text},
+        {"algorithm", std::string(algorithm_names().name(picked.algorithm))},
+        {"protocol", std::string(protocol_names().name(picked.protocol))},
+        {"ranks", std::to_string(ranks())}};
+    info.args.assign(ranks(), args);
+    describe(collectives_.back().get(), std::move(info));
+  }
   return collectives_.back().get();
 }
 
@@ -71,6 +168,9 @@ Collective* StepRunner::all_to_all(const std::vector<std::vector<double>>& bytes
         sim_, ranks(),
         alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node)));
   }
+  describe_all_to_all(collectives_.back().get(), bytes,
+                      std::string(per_node ? "inside each node" : "all-to-all") + ", " +
+                          std::string(algorithm_names().name(algorithm)));
   return collectives_.back().get();
 }
 
@@ -81,6 +181,14 @@ Collective* StepRunner::group_all_reduce(const std::vector<VertexId>& ring, doub
     collectives_.push_back(std::make_unique<AnalyticCollective>(
         sim_, static_cast<int>(ring.size()),
         group_all_reduce_time(network_.router(), cluster_, ring, bytes)));
+  }
+  if (options_.keep_trace) {
+    CollectiveInfo info;
+    info.what = "all-reduce over the replicas (ring)";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6g", bytes);
+    info.args.assign(ring.size(), {{"bytes", text}, {"ranks", std::to_string(ring.size())}});
+    describe(collectives_.back().get(), std::move(info));
   }
   return collectives_.back().get();
 }
@@ -133,7 +241,51 @@ TaskId StepRunner::join(const std::string& name, int rank, Collective* collectiv
     step.background.push_back(prefetch);
   }
   step.collectives[it->second].emplace_back(rank, id);
+  if (const auto found = info_.find(collective); found != info_.end()) {
+    const CollectiveInfo& info = found->second;
+    graph.add_arg(id, "collective", info.what);
+    if (participant >= 0 && participant < static_cast<int>(info.args.size())) {
+      for (const auto& [key, value] : info.args[participant]) graph.add_arg(id, key, value);
+    }
+  }
   return id;
+}
+
+void StepRunner::trace_waits_and_flows() {
+  const TaskGraph& graph = trace_->graph;
+  const auto& records = trace_->records;
+  for (const StepTasks& step : steps_) {
+    std::vector<const Collective*> by_index(step.collectives.size(), nullptr);
+    for (const auto& [c, index] : step.collective_index) by_index[index] = c;
+    for (std::size_t k = 0; k < step.collectives.size(); ++k) {
+      const auto& members = step.collectives[k];
+      Time last = 0;
+      int slowest = 0;
+      for (const auto& [r, id] : members) {
+        if (records[id].start >= last) {
+          last = records[id].start;
+          slowest = r;
+        }
+      }
+      std::map<int, TaskId> task_of;
+      for (const auto& [r, id] : members) {
+        task_of[r] = id;
+        if (records[id].start < last) {
+          trace_->waits.push_back({r, graph.task(id).stream,
+                                   "waiting for rank " + std::to_string(slowest) + " to join",
+                                   records[id].start, last});
+        }
+      }
+      const auto info = info_.find(by_index[k]);
+      if (info == info_.end()) continue;
+      for (const auto& [a, b] : info->second.pairs) {
+        const auto from = task_of.find(a), to = task_of.find(b);
+        if (from != task_of.end() && to != task_of.end()) {
+          trace_->flows.push_back({from->second, to->second, "send"});
+        }
+      }
+    }
+  }
 }
 
 TaskId StepRunner::end_step(const std::string& name, int rank) {
@@ -248,6 +400,7 @@ StepSimulationResult StepRunner::run() {
   result.events = sim_.events_processed();
   if (options_.keep_trace) {
     trace_->records = records;
+    trace_waits_and_flows();
     result.trace = trace_;
   }
   return result;

@@ -92,6 +92,19 @@ class StepRunner {
     std::map<const Collective*, std::size_t> collective_index;
   };
 
+  // What a trace shows of a collective: per rank, the slice's args; the pairs that exchange
+  // bytes (for arrows, when there are few enough).
+  struct CollectiveInfo {
+    std::string what;  // "all-to-all", "all-reduce ring/simple"
+    std::vector<std::vector<std::pair<std::string, std::string>>> args;  // per rank
+    std::vector<std::pair<int, int>> pairs;
+  };
+  void describe(const Collective* c, CollectiveInfo info);
+  void describe_all_to_all(const Collective* c, const std::vector<std::vector<double>>& bytes,
+                           const std::string& what);
+  void record_utilisation();
+  void trace_waits_and_flows();
+
   const ClusterSpec& cluster_;
   StepSimulationOptions options_;
   Simulation sim_;
@@ -107,6 +120,8 @@ class StepRunner {
   StreamId prefetch_stream_ = kNoStream;              // made by the first prefetch join
   std::vector<std::optional<TaskId>> last_comm_;      // per rank
   std::vector<std::optional<TaskId>> last_prefetch_;  // per rank
+  std::map<const Collective*, CollectiveInfo> info_;  // kept with a trace only
+  std::map<LinkId, std::size_t> traced_links_;        // link -> its counter in the trace
 };
 
 }  // namespace trainsim::models
