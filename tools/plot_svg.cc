@@ -78,15 +78,27 @@ struct Axis {
   double y(const Panel& p, double v) const { return p.y + p.h - p.h * fraction(v); }
 };
 
+// A log axis over [lo, hi], or over a decade from 1 where those are not positive and finite (a
+// result without such values).
+Axis log_axis(double lo, double hi) {
+  if (!(lo > 0) || !std::isfinite(lo)) lo = 1;
+  if (!(hi > lo) || !std::isfinite(hi)) hi = lo * 10;
+  return {lo, hi, true};
+}
+
 // Tick values a reader takes in at a glance: 1, 2, 5 x 10^k on a log axis (only powers of ten
 // when there are many decades), multiples of 1, 2 or 5 x 10^k on a linear one.
 std::vector<double> nice_ticks(const Axis& a) {
   std::vector<double> ticks;
+  if (!std::isfinite(a.lo) || !std::isfinite(a.hi) || !(a.hi > a.lo) || (a.log && !(a.lo > 0))) {
+    return ticks;
+  }
   if (a.log) {
     const int first = static_cast<int>(std::floor(std::log10(a.lo)));
     const int last = static_cast<int>(std::ceil(std::log10(a.hi)));
     const bool many = last - first > 4;
-    for (int k = first; k <= last; ++k) {
+    const int every = std::max(1, (last - first) / 8);  // at most about eight decades labelled
+    for (int k = first; k <= last; k += every) {
       for (const double m : {1.0, 2.0, 5.0}) {
         if (many && m != 1.0) continue;
         const double v = m * std::pow(10.0, k);
@@ -98,6 +110,7 @@ std::vector<double> nice_ticks(const Axis& a) {
   }
   const double span = a.hi - a.lo;
   const double raw = span / 5;
+  if (!(raw > 0) || !std::isfinite(raw)) return ticks;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   double step = magnitude;
   for (const double m : {1.0, 2.0, 5.0, 10.0}) {
@@ -169,7 +182,7 @@ void series_line(std::ostream& out, const Panel& p, const Axis& x, const Axis& y
   std::ostringstream line;
   for (const PlotPoint& q : s.points) {
     const double v = value(q);
-    if (!std::isfinite(v) || (y.log && v <= 0)) continue;
+    if (!std::isfinite(v) || (y.log && v <= 0) || q.nodes < 1) continue;
     const double clamped = std::clamp(v, y.lo, y.hi);
     line << num(x.x(p, q.nodes)) << "," << num(y.y(p, clamped)) << " ";
     marker(out, st, x.x(p, q.nodes), y.y(p, clamped));
@@ -228,7 +241,9 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
                        const std::string& title, int baseline_nodes) {
   std::vector<int> nodes;
   for (const auto& s : series) {
-    for (const auto& p : s.points) nodes.push_back(p.nodes);
+    for (const auto& p : s.points) {
+      if (p.nodes >= 1) nodes.push_back(p.nodes);
+    }
   }
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
@@ -242,16 +257,16 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
       series, [](const PlotPoint& q) { return q.speedup; }, true);
   s_lo = std::min({s_lo, nodes.front() / base, 1.0});
   s_hi = std::max(s_hi, nodes.back() / base);
-  const Axis sy{s_lo / 1.2, s_hi * 1.2, true};
+  const Axis sy = log_axis(s_lo / 1.2, s_hi * 1.2);
   // Throughput, log-log: absolute, so series with different baselines compare honestly.
   const auto [t_lo, t_hi] = range_of(
       series, [](const PlotPoint& q) { return q.throughput; }, true);
-  const Axis ty{t_lo / 1.3, t_hi * 1.3, true};
+  const Axis ty = log_axis(t_lo / 1.3, t_hi * 1.3);
   // Efficiency, linear.
   const auto [e_lo, e_hi] = range_of(
       series, [](const PlotPoint& q) { return q.efficiency; }, false);
   (void)e_lo;
-  const Axis ey{0.0, std::max(1.1, e_hi * 1.05), false};
+  const Axis ey{0.0, std::isfinite(e_hi) ? std::max(1.1, e_hi * 1.05) : 1.1, false};
 
   // The breakdown: per node count, a stacked bar per series, in ms per step.
   double top_ms = 0;
@@ -262,7 +277,7 @@ void write_scaling_svg(std::ostream& out, const std::vector<PlotSeries>& series,
       top_ms = std::max(top_ms, total * 1e3);
     }
   }
-  const Axis by{0.0, top_ms > 0 ? top_ms * 1.08 : 1.0, false};
+  const Axis by{0.0, top_ms > 0 && std::isfinite(top_ms) ? top_ms * 1.08 : 1.0, false};
 
   const double width = 1140;
   const std::size_t legend_columns = 2;
