@@ -141,6 +141,21 @@ void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingP
           << printf_string("%.2f%%", 100.0 * c.overhead) << "\n";
     }
   }
+  const bool host_memory =
+      std::any_of(points.begin(), points.end(), [](const auto& p) { return p.host_memory; });
+  if (host_memory) {
+    out << "\nhost memory: nodes, tables whose rows live in host memory (sharding.storage, or "
+           "moved "
+           "there\nby the planner when no plan fits in HBM; cached: behind an HBM cache), rows "
+           "and optimizer\nstate the busiest GPU keeps there, bytes over its host link per step\n";
+    for (const auto& p : points) {
+      if (!p.host_memory) continue;
+      const models::HostMemoryUse& h = *p.host_memory;
+      out << pad_left(std::to_string(p.nodes), 5) << "  " << h.tables << " of " << h.all_tables
+          << " tables (" << h.cached << " cached), " << printf_string("%.3g GB", h.bytes / 1e9)
+          << " per GPU, " << printf_string("%.3g MB", h.link_bytes / 1e6) << " per step\n";
+    }
+  }
   if (evaluation) {
     out << "\nevaluation: nodes, step (ms: forward pass, or reading its batch from storage if "
            "longer), steps\nper evaluation, one evaluation, training steps between evaluations, "
@@ -246,6 +261,14 @@ void write_json(std::ostream& out, const PredictReport& r) {
     if (!std::isnan(p.time_to_quality_s)) {
       j["examples_to_target"] = p.examples_to_target;
       j["steps_to_target"] = p.steps_to_target;
+    }
+    if (p.host_memory) {
+      const models::HostMemoryUse& h = *p.host_memory;
+      j["host_memory"] = {{"tables", h.tables},
+                          {"cached_tables", h.cached},
+                          {"all_tables", h.all_tables},
+                          {"bytes_per_gpu", h.bytes},
+                          {"link_bytes_per_step", h.link_bytes}};
     }
     if (p.input) {
       j["input_pipeline"] = {{"limit", p.input->limit},

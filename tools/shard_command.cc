@@ -144,8 +144,9 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
            "node per group when N > 1, and the job's own plan),\n"
            "ranked by predicted step time, with the load imbalance (largest lookup load over the\n"
            "mean), the all-to-all bytes per GPU and crossing nodes, the replica all-reduce bytes\n"
-           "and memory against HBM (and, for tables the job keeps in host memory, what the top\n"
-           "plan keeps and moves there). Then prints, for the top-ranked plan (or, with --emit,\n"
+           "and memory against HBM (and, for tables in host memory, kept there by the job or\n"
+           "moved there by a planner because no plan fits in HBM, what the top plan keeps and\n"
+           "moves there). Then prints, for the top-ranked plan (or, with --emit,\n"
            "the greedy planner's or the job's own), per-GPU statistics as TorchRec's planner\n"
            "prints them, and the plan as a job YAML for `predict --job`: the plan names the\n"
            "GPUs of its sharding group, so it applies at every node count whose GPUs the group\n"
@@ -269,12 +270,17 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     text << "TorchRec's estimate would rank first: " << torchrec_first->plan.name << " ("
          << printf_string("%.3f", 1e3 * torchrec_best) << " ms).\n";
   }
-  // Tables in host memory (sharding.storage): what the top-ranked plan keeps and moves there.
-  const auto in_host = std::count_if(context.model->tables.begin(), context.model->tables.end(),
-                                     [](const models::EmbeddingTableSpec& t) {
-                                       return t.storage != models::EmbeddingStorage::kHbm;
-                                     });
-  if (in_host > 0 && !candidates.empty()) {
+  // Tables in host memory (sharding.storage, or moved there by a planner because no plan fits in
+  // HBM): what the top-ranked plan keeps and moves there.
+  long in_host = 0;
+  if (!candidates.empty()) {
+    const models::ShardingPlan& plan = candidates.front().plan;
+    for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+      in_host += plan.tables[i].storage.value_or(context.model->tables[i].storage) !=
+                 models::EmbeddingStorage::kHbm;
+    }
+  }
+  if (in_host > 0) {
     const Candidate& top = candidates.front();
     char host[400];
     std::snprintf(host, sizeof host,

@@ -79,10 +79,11 @@ Json torchrec_plan_json(const models::ShardingPlan& plan, const models::RecsysMo
     Json specs = Json::array();
     s["sharding_type"] = std::string(models::strategy_name(p.strategy));
     const bool dp = p.strategy == models::ShardingStrategy::kDataParallel;
-    s["compute_kernel"] = t.storage == models::EmbeddingStorage::kUvm          ? "fused_uvm"
-                          : t.storage == models::EmbeddingStorage::kUvmCaching ? "fused_uvm_caching"
-                          : dp                                                 ? "dense"
-                                                                               : "fused";
+    const models::EmbeddingStorage storage = p.storage.value_or(t.storage);
+    s["compute_kernel"] = storage == models::EmbeddingStorage::kUvm          ? "fused_uvm"
+                          : storage == models::EmbeddingStorage::kUvmCaching ? "fused_uvm_caching"
+                          : dp                                               ? "dense"
+                                                                             : "fused";
     s["ranks"] = p.ranks;
     if (!dp) {
       const double rows = t.rows, dim = t.dim;

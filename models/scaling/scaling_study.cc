@@ -162,6 +162,32 @@ QualityTarget resolve_quality_target(const Workload& w, const std::optional<doub
   return t;
 }
 
+namespace {
+
+// The tables the plan keeps in host memory and what they cost the busiest GPU's host link (none:
+// nullopt).
+std::optional<HostMemoryUse> host_memory_use(const ClusterSpec& cluster,
+                                             const RecsysModelSpec& model, const JobSpec& job,
+                                             int nodes, const ShardingPlan& plan) {
+  ShardingContext context = recsys_context(cluster, model, job, nodes);
+  HostMemoryUse use;
+  use.all_tables = static_cast<int>(model.tables.size());
+  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+    const EmbeddingStorage s = plan.tables[i].storage.value_or(context.model->tables[i].storage);
+    use.tables += s != EmbeddingStorage::kHbm;
+    use.cached += s == EmbeddingStorage::kUvmCaching;
+  }
+  if (use.tables == 0) return std::nullopt;
+  context.loads_only = true;
+  for (const RankLoad& l : compute_shard_costs(plan, context).ranks) {
+    use.bytes = std::max(use.bytes, l.host_bytes);
+    use.link_bytes = std::max(use.link_bytes, l.host_link_bytes);
+  }
+  return use;
+}
+
+}  // namespace
+
 ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload, int nodes,
                             double batch_per_gpu, const StepSimulationOptions& options,
                             const QualityTarget* target, std::shared_ptr<StepTrace>* trace) {
@@ -185,6 +211,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   // A recommender's sharding plan is resolved once, for the estimate and the simulation.
   std::optional<ShardingPlan> plan;
   if (recsys) plan = job_plan(cluster, *recsys, *job, nodes, options);
+  if (recsys) p.host_memory = host_memory_use(cluster, *recsys, *job, nodes, *plan);
   auto run = [&](const StepSimulationOptions& o) {
     return dense ? simulate_dense_training(cluster, *dense, nodes, o)
                  : simulate_recsys_training(cluster, *recsys, *job, nodes, o, nullptr, &*plan);

@@ -31,6 +31,16 @@ struct EvaluationCost {
   double steps_between = 0.0;  // training steps from one evaluation to the next
 };
 
+// A recommender's tables whose rows live in host memory (the job's sharding.storage, or moved
+// there by the planner because no plan fits in HBM), at one node count.
+struct HostMemoryUse {
+  int tables = 0;         // in host memory
+  int cached = 0;         // of them, behind an HBM cache
+  int all_tables = 0;     // in the model
+  double bytes = 0;       // rows and optimizer state the busiest GPU keeps there
+  double link_bytes = 0;  // moved per step over the busiest GPU's host link (both directions)
+};
+
 struct ScalingPoint {
   int nodes = 0;
   int gpus = 0;
@@ -48,6 +58,7 @@ struct ScalingPoint {
   std::optional<InputPipelineResult> input;
   std::optional<CheckpointCost> checkpoint;
   std::optional<EvaluationCost> evaluation;
+  std::optional<HostMemoryUse> host_memory;  // set when some table lives in host memory
   // Examples/s without the evaluation phases (input stalls and checkpoint overhead included;
   // throughput adds the evaluations: it is what the wall clock gives).
   double training_throughput = 0.0;

@@ -417,6 +417,14 @@ class TableCosts {
 
 }  // namespace
 
+const EmbeddingTableSpec& placed_table(const EmbeddingTableSpec& t, const TablePlacement& p,
+                                       EmbeddingTableSpec& moved) {
+  if (!p.storage || *p.storage == t.storage) return t;
+  moved = t;
+  moved.storage = *p.storage;
+  return moved;
+}
+
 ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& context) {
   const RecsysModelSpec& model = *context.model;
   const int world = context.world;
@@ -441,7 +449,8 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     }
     if (p.ranks.empty())
       throw ConfigError(t.location, "table '" + t.name + "' is placed on no GPU");
-    TableCosts(g, t, p).add(ti);
+    EmbeddingTableSpec moved;
+    TableCosts(g, placed_table(t, p, moved), p).add(ti);
   }
 
   // Dense network (replicated), activations and all-to-all buffers, then the same for every group.
@@ -717,10 +726,19 @@ class PlacementGeometry {
   };
 
   Template make_template(const EmbeddingTableSpec& t, ShardingStrategy s, std::vector<int> ranks,
-                         Where where) const {
-    TablePlacement p{s, std::move(ranks), hot_rows_};
+                         Where where,
+                         std::optional<EmbeddingStorage> storage = std::nullopt) const {
+    TablePlacement p{s, std::move(ranks), hot_rows_, storage};
     RankCosts costs = placement_costs(t, c_, group_, p);
     return {std::move(p), where, std::move(costs)};
+  }
+
+  // Where a planner may move a table whose placements do not fit in HBM: host memory behind an
+  // HBM cache, then host memory alone (TorchRec's FUSED_UVM_CACHING and FUSED_UVM kernels), for
+  // a table the job keeps in HBM on a cluster whose GPUs have a host link.
+  std::vector<EmbeddingStorage> offload_storages(const EmbeddingTableSpec& t) const {
+    if (t.storage != EmbeddingStorage::kHbm || !(c_.host_link_bytes_per_s > 0)) return {};
+    return {EmbeddingStorage::kUvmCaching, EmbeddingStorage::kUvm};
   }
 
   std::vector<int> node_ranks(int n, int count) const {
@@ -769,16 +787,50 @@ class GreedyPlanner : PlacementGeometry {
   GreedyPlanner(const ShardingContext& c, int group, double hot_rows)
       : PlacementGeometry(c, group, hot_rows), load_(group, 0.0), used_(group, fixed_bytes(c)) {}
 
-  // Places table `ti` where it raises the most loaded GPU least, among the candidates that fit
-  // (else where it overflows least).
+  // Places table `ti` where it raises the most loaded GPU least, among the candidates that fit;
+  // if none fits in HBM, the same with the table in host memory behind an HBM cache, then in host
+  // memory alone (when the cluster's GPUs have a host link); else where it overflows least.
   TablePlacement place(std::size_t ti, bool whole, bool split) {
-    const std::vector<Template> templates = templates_of(c_.model->tables[ti], whole, split);
-    const Template* best = nullptr;
-    int best_position = 0;
+    const EmbeddingTableSpec& t = c_.model->tables[ti];
+    Choice best = choose(templates_of(t, whole, split, std::nullopt));
+    for (const EmbeddingStorage storage : offload_storages(t)) {
+      if (best.fits) break;
+      Choice moved = choose(templates_of(t, whole, split, storage));
+      if (moved.fits) best = std::move(moved);
+    }
+    const Template& tp = best.templates[best.index];
+    TablePlacement placement = tp.placement;
+    if (tp.where == Where::kOneGpu) {
+      placement.ranks = {best.position};
+    } else if (tp.where == Where::kOneNode) {
+      placement.ranks = node_ranks(best.position, static_cast<int>(placement.ranks.size()));
+    }
+    for (int r = 0; r < group_; ++r) {
+      const int i = role(tp, best.position, r);
+      load_[r] += tp.costs.seconds[i];
+      used_[r] += tp.costs.bytes[i];
+    }
+    return placement;
+  }
+
+ private:
+  struct Choice {
+    std::vector<Template> templates;
+    std::size_t index = 0;  // the chosen template
+    int position = 0;       // where it goes
+    bool fits = false;
+  };
+
+  // The best position of the best template: the lowest peak load among those that fit, else the
+  // lowest peak memory.
+  Choice choose(std::vector<Template> templates) const {
+    Choice out;
+    out.templates = std::move(templates);
+    bool found = false;
     double best_peak = 0.0, best_memory = 0.0;
-    bool best_fits = false;
     const double capacity = 0.9 * c_.gpu.hbm_capacity_bytes;
-    for (const Template& tp : templates) {
+    for (std::size_t k = 0; k < out.templates.size(); ++k) {
+      const Template& tp = out.templates[k];
       for (int position = 0; position < positions(tp); ++position) {
         double peak = 0.0, memory = 0.0;
         for (int r = 0; r < group_; ++r) {
@@ -787,36 +839,26 @@ class GreedyPlanner : PlacementGeometry {
           memory = std::max(memory, used_[r] + tp.costs.bytes[i]);
         }
         const bool fits = memory <= capacity;
-        const bool better = !best || (fits && !best_fits) ||
-                            (fits == best_fits && (fits ? peak < best_peak : memory < best_memory));
+        const bool better = !found || (fits && !out.fits) ||
+                            (fits == out.fits && (fits ? peak < best_peak : memory < best_memory));
         if (better) {
-          best = &tp;
-          best_position = position;
+          found = true;
+          out.index = k;
+          out.position = position;
           best_peak = peak;
           best_memory = memory;
-          best_fits = fits;
+          out.fits = fits;
         }
       }
     }
-    TablePlacement placement = best->placement;
-    if (best->where == Where::kOneGpu) {
-      placement.ranks = {best_position};
-    } else if (best->where == Where::kOneNode) {
-      placement.ranks = node_ranks(best_position, static_cast<int>(placement.ranks.size()));
-    }
-    for (int r = 0; r < group_; ++r) {
-      const int i = role(*best, best_position, r);
-      load_[r] += best->costs.seconds[i];
-      used_[r] += best->costs.bytes[i];
-    }
-    return placement;
+    return out;
   }
 
- private:
-  std::vector<Template> templates_of(const EmbeddingTableSpec& t, bool whole, bool split) const {
+  std::vector<Template> templates_of(const EmbeddingTableSpec& t, bool whole, bool split,
+                                     std::optional<EmbeddingStorage> storage) const {
     std::vector<Template> out;
     const auto add = [&](ShardingStrategy s, std::vector<int> ranks, Where where) {
-      out.push_back(make_template(t, s, std::move(ranks), where));
+      out.push_back(make_template(t, s, std::move(ranks), where, storage));
     };
     if (whole) add(ShardingStrategy::kTableWise, {0}, Where::kOneGpu);
     if (split && group_ > 1) {
@@ -835,7 +877,8 @@ class GreedyPlanner : PlacementGeometry {
         add(ShardingStrategy::kColumnWise, all_ranks(wide), Where::kGroup);
       }
     }
-    if (whole && split && group_ > 1)
+    // A replica in host memory on every GPU would read every row over its own host link: never.
+    if (whole && split && group_ > 1 && !storage)
       add(ShardingStrategy::kDataParallel, all_ranks(group_), Where::kGroup);
     return out;
   }
@@ -857,32 +900,29 @@ class TorchrecPlanner : PlacementGeometry {
 
   ShardingPlan plan() {
     const std::size_t tables = options_.size();
-    // The greedy proposer: every table at its cheapest option, then, table by table (the
-    // costliest option first), the next-cheapest option kept while it improves the rating, or
-    // while the proposal does not fit (moving on, as TorchRec's proposer does when a proposal
-    // cannot be partitioned).
+    // The greedy proposer: every table at its cheapest option, then improved.
     std::vector<std::size_t> choice(tables, 0);
-    double current = rate(choice);
-    for (int pass = 0; pass < kMaxPasses; ++pass) {
-      bool improved = false;
-      std::vector<std::size_t> order(tables);
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return options_[a][choice[a]].total > options_[b][choice[b]].total;
-      });
-      for (const std::size_t t : order) {
-        if (choice[t] + 1 >= options_[t].size()) continue;
-        std::vector<std::size_t> next = choice;
-        ++next[t];
-        const double rating = rate(next);
-        if (rating < current || std::isinf(current)) {
-          choice = std::move(next);
-          current = rating;
-          improved = true;
+    // If that does not fit: TorchRec's greedy proposer walks the table holding the most memory
+    // to its next option. Here the table whose option holds the most HBM on one GPU moves to its
+    // cheapest option holding less (split wider, or in host memory behind a cache, or in host
+    // memory alone) until the proposal fits; then that is improved too.
+    if (std::isinf(rate(choice))) {
+      std::vector<std::size_t> smaller = choice;
+      while (std::isinf(rate(smaller))) {
+        std::size_t heaviest = tables;
+        for (std::size_t t = 0; t < tables; ++t) {
+          if (lighter_option(t, smaller[t]) == options_[t].size()) continue;
+          if (heaviest == tables ||
+              options_[t][smaller[t]].hbm > options_[heaviest][smaller[heaviest]].hbm) {
+            heaviest = t;
+          }
         }
+        if (heaviest == tables) break;  // every table at its lightest: nothing fits
+        smaller[heaviest] = lighter_option(heaviest, smaller[heaviest]);
       }
-      if (!improved) break;
+      if (std::isfinite(rate(smaller))) improve(smaller);
     }
+    improve(choice);
     // The uniform proposer: one sharding type for every table that has it (the others at their
     // cheapest option).
     for (const ShardingStrategy s : all_strategies()) {
@@ -906,6 +946,43 @@ class TorchrecPlanner : PlacementGeometry {
   }
 
  private:
+  // Table by table (the costliest option first), the next-cheapest option kept while it improves
+  // the rating, or while the proposal does not fit (moving on, as TorchRec's proposer does when a
+  // proposal cannot be partitioned).
+  void improve(std::vector<std::size_t>& choice) {
+    const std::size_t tables = choice.size();
+    double current = rate(choice);
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
+      bool improved = false;
+      std::vector<std::size_t> order(tables);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return options_[a][choice[a]].total > options_[b][choice[b]].total;
+      });
+      for (const std::size_t t : order) {
+        if (choice[t] + 1 >= options_[t].size()) continue;
+        std::vector<std::size_t> next = choice;
+        ++next[t];
+        const double rating = rate(next);
+        if (rating < current || std::isinf(current)) {
+          choice = std::move(next);
+          current = rating;
+          improved = true;
+        }
+      }
+      if (!improved) break;
+    }
+  }
+
+  // Table t's cheapest option holding less HBM on one GPU than option `o` (the options' count if
+  // none does).
+  std::size_t lighter_option(std::size_t t, std::size_t o) const {
+    for (std::size_t k = 0; k < options_[t].size(); ++k) {
+      if (options_[t][k].hbm < options_[t][o].hbm) return k;  // cheapest first
+    }
+    return options_[t].size();
+  }
+
   // TorchRec's smallest column-wise shard (constants.py MIN_CW_DIM); its enumerator cuts columns
   // into blocks of it.
   static constexpr int kColumnBlock = 128;
@@ -918,6 +995,7 @@ class TorchrecPlanner : PlacementGeometry {
     Template shard;
     int shards = 1;
     double total = 0;  // seconds summed over the group's GPUs, the option's own cost
+    double hbm = 0;    // the most HBM it holds on one GPU (shards and optimizer state)
   };
 
   double total_of(const Template& tp, int shards) const {
@@ -928,30 +1006,42 @@ class TorchrecPlanner : PlacementGeometry {
 
   // The options of one table, cheapest first (ties in enumeration order): table-wise;
   // column-wise in blocks of 128 columns; table-row-wise over one node's GPUs; row-wise over the
-  // group; data-parallel where a replica fits every GPU.
+  // group; each of those in HBM and, for a table the job keeps in HBM, in host memory behind an
+  // HBM cache and in host memory alone (TorchRec's enumerator offers the FUSED, FUSED_UVM_CACHING
+  // and FUSED_UVM kernels); data-parallel (in HBM) where a replica fits every GPU.
   std::vector<Option> enumerate(const EmbeddingTableSpec& t) const {
     std::vector<Option> out;
     auto add = [&](ShardingStrategy s, Template tp, int shards) {
       const double total = total_of(tp, shards);
-      out.push_back({s, std::move(tp), shards, total});
+      const double hbm = *std::max_element(tp.costs.bytes.begin(), tp.costs.bytes.end());
+      out.push_back({s, std::move(tp), shards, total, hbm});
     };
-    add(ShardingStrategy::kTableWise,
-        make_template(t, ShardingStrategy::kTableWise, {0}, Where::kOneGpu), 1);
-    const int blocks = t.dim / kColumnBlock;
-    if (blocks >= 2 && t.dim % kColumnBlock == 0 && blocks <= group_) {
-      EmbeddingTableSpec columns = t;
-      columns.dim = kColumnBlock;
-      add(ShardingStrategy::kColumnWise,
-          make_template(columns, ShardingStrategy::kTableWise, {0}, Where::kOneGpu), blocks);
-    }
-    if (nodes_ > 1) {
-      add(ShardingStrategy::kTableRowWise,
-          make_template(t, ShardingStrategy::kTableRowWise, node_ranks(0, node_), Where::kOneNode),
-          1);
+    std::vector<std::optional<EmbeddingStorage>> storages{std::nullopt};
+    for (const EmbeddingStorage s : offload_storages(t)) storages.emplace_back(s);
+    for (const auto& storage : storages) {
+      add(ShardingStrategy::kTableWise,
+          make_template(t, ShardingStrategy::kTableWise, {0}, Where::kOneGpu, storage), 1);
+      const int blocks = t.dim / kColumnBlock;
+      if (blocks >= 2 && t.dim % kColumnBlock == 0 && blocks <= group_) {
+        EmbeddingTableSpec columns = t;
+        columns.dim = kColumnBlock;
+        add(ShardingStrategy::kColumnWise,
+            make_template(columns, ShardingStrategy::kTableWise, {0}, Where::kOneGpu, storage),
+            blocks);
+      }
+      if (nodes_ > 1) {
+        add(ShardingStrategy::kTableRowWise,
+            make_template(t, ShardingStrategy::kTableRowWise, node_ranks(0, node_), Where::kOneNode,
+                          storage),
+            1);
+      }
+      if (group_ > 1) {
+        add(ShardingStrategy::kRowWise,
+            make_template(t, ShardingStrategy::kRowWise, all_ranks(group_), Where::kGroup, storage),
+            1);
+      }
     }
     if (group_ > 1) {
-      add(ShardingStrategy::kRowWise,
-          make_template(t, ShardingStrategy::kRowWise, all_ranks(group_), Where::kGroup), 1);
       Template dp =
           make_template(t, ShardingStrategy::kDataParallel, all_ranks(group_), Where::kGroup);
       if (fixed_bytes(c_) + dp.costs.bytes[0] <= capacity_) {
@@ -1163,6 +1253,7 @@ ShardingPlan resolve_sharding(const JobSpec& job, const ShardingContext& context
     TablePlacement p;
     p.strategy = t.strategy;
     p.hot_rows = t.hot_rows ? *t.hot_rows : job.hot_rows;
+    p.storage = t.storage;
     if (!t.gpus.empty()) {
       for (const int g : t.gpus) {
         if (g >= group) {

@@ -100,6 +100,11 @@ struct ShardCosts {
       const;  // all-to-all bytes between GPUs of different groups (0 unless misuse)
 };
 
+// The table as placement `p` keeps it: `t` itself, or, when the placement moves it to another
+// storage, a copy of it there held in `moved`.
+const EmbeddingTableSpec& placed_table(const EmbeddingTableSpec& t, const TablePlacement& p,
+                                       EmbeddingTableSpec& moved);
+
 // The plan's costs. Throws ConfigError if the plan is inconsistent with the model or world.
 ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& context);
 
@@ -119,7 +124,9 @@ ShardingPlan uniform_plan(ShardingStrategy strategy, const ShardingContext& cont
 // hash, or column-wise) or over the group, or replicated on every GPU (data-parallel, for small
 // tables), skipping GPUs without memory for them. A GPU's cost is its lookup and update time
 // (skew included) plus, when the context gives bandwidths, its all-to-all time (and the gradient
-// all-reduce of replicated tables).
+// all-reduce of replicated tables). A table kept in HBM that fits nowhere goes to host memory
+// behind an HBM cache, or else to host memory alone, when the GPUs have a host link (the
+// placement's `storage` says so).
 ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
 
 // TorchRec's planner (enumerate, propose, partition, rate) on trainsim's costs: each table's
@@ -128,7 +135,11 @@ ShardingPlan greedy_plan(const ShardingContext& context, int group_size = 0, dou
 // proposer (each table at its cheapest option, then its next-cheapest kept while the rating
 // improves or the proposal does not fit) and a uniform one (one sharding type for every table); the
 // greedy partitioner (each shard on the least loaded GPU, or node, with memory for it); the rating
-// is the most loaded GPU's cost, and the best rated proposal that fits is returned.
+// is the most loaded GPU's cost, and the best rated proposal that fits is returned. Every option
+// also exists in host memory behind an HBM cache and in host memory alone (for a table kept in
+// HBM, when the GPUs have a host link); when no proposal fits, the table holding the most HBM on
+// one GPU moves to its cheapest option holding less until one does (TorchRec's greedy proposer
+// walks the table with the largest storage).
 ShardingPlan torchrec_plan(const ShardingContext& context, int group_size = 0, double hot_rows = 0);
 
 // Predicted embedding time (lookup + update) of a rank, the cost the planner balances.

@@ -90,8 +90,9 @@ std::vector<TorchrecPerf> torchrec_estimate(const ShardingPlan& plan,
   const double all_reduce_bw = topo.cross_node_bytes_per_s * local;
   std::vector<TorchrecPerf> ranks(world);
   for (std::size_t i = 0; i < plan.tables.size(); ++i) {
-    const EmbeddingTableSpec& t = model.tables[i];
     const TablePlacement& p = plan.tables[i];
+    EmbeddingTableSpec moved;
+    const EmbeddingTableSpec& t = placed_table(model.tables[i], p, moved);
     const double s = dtype_bytes(t.dtype);
     const double inputs = t.pooling * b;
     const double outputs = t.sequence ? inputs : b;

@@ -25,7 +25,7 @@ JobSpec job_with_plan(JobSpec job, const ShardingPlan& plan,
   job.sharding = "plan";
   job.group = ShardingGroup::of(plan.group_size);
   job.hot_rows = 0;  // each table's own, below
-  // Where a listed table's rows live is the job's choice, not the plan's: it stays.
+  // Where a listed table's rows live is the job's choice unless the plan moved the table: it stays.
   std::vector<std::pair<std::string, EmbeddingStorage>> storage;
   for (const PlannedTable& t : job.plan) {
     if (t.storage) storage.emplace_back(t.table, *t.storage);
@@ -41,6 +41,7 @@ JobSpec job_with_plan(JobSpec job, const ShardingPlan& plan,
     for (const auto& [name, where] : storage) {
       if (name == t.table) t.storage = where;
     }
+    if (p.storage) t.storage = p.storage;  // a planner moved it to host memory
     job.plan.push_back(t);
   }
   return job;

@@ -42,6 +42,9 @@ struct TablePlacement {
   // for row-wise and table-row-wise, k for column-wise, all for data-parallel.
   std::vector<int> ranks;
   double hot_rows = 0;  // most popular rows replicated on every GPU
+  // Where the table's rows live when the plan says (a planner moved the table to host memory,
+  // or a job's plan lists it); unset: the table's own storage (the job's sharding.storage).
+  std::optional<EmbeddingStorage> storage = std::nullopt;
 };
 
 struct ShardingPlan {

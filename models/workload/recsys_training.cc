@@ -122,6 +122,18 @@ void check_plan_fits(const JobSpec& job, const ShardingPlan& plan, const ShardCo
                           std::to_string(nodes) + " node(s): " + overflows.front();
     if (overflows.size() > 1)
       message += " (and " + std::to_string(overflows.size() - 1) + " more GPUs)";
+    // Host memory helps a GPU whose tables would make room.
+    const double hbm = cluster.gpu.hbm_capacity_bytes;
+    const bool tables_help =
+        std::any_of(costs.ranks.begin(), costs.ranks.end(), [&](const auto& l) {
+          return l.memory_bytes() > hbm &&
+                 l.parameter_bytes + l.optimizer_bytes >= l.memory_bytes() - hbm;
+        });
+    if (tables_help && job.sharding != "greedy" && job.sharding != "torchrec") {
+      message +=
+          "; strategies greedy and torchrec move tables to host memory when no plan fits "
+          "in HBM, or set sharding.storage";
+    }
     throw ConfigError(job.sharding_location.file.empty()
                           ? SourceLocation{job.source_file, 0, 0, "sharding"}
                           : job.sharding_location,

@@ -99,6 +99,55 @@ TEST(RecsysTrainingTest, OneGpuEvaluationStepIsTheForwardPassByHand) {
   EXPECT_NEAR(to_seconds(twice.step_time) * 1e9, 20000, 0.01);
 }
 
+TEST(RecsysTrainingTest, PlannersMoveATableTwiceTheHbmToHostMemoryBehindACache) {
+  // The one-GPU step above with a table of 1e6 rows (32 MB) on a GPU of 16 MB: the model is twice
+  // the cluster's HBM. The planners may use 0.9 of it (14.4 MB); the dense network (9000 SGD
+  // parameters, 36 KB) and the top layer's bf16 activations (1000 x 1000 x 2 B = 2 MB) leave
+  // 12.36 MB, so the table cannot stay in HBM. In host memory behind a cache of 0.2 of its rows
+  // (6.4 MB) it fits; its 2000 uniform ids hit 1e6 (1 - (1 - 1e-6)^2000) = 1998.0 distinct
+  // rows, of which a uniform LRU cache misses 1 - 0.2 = 0.8, copied in (32 B each, 51.2 KB) over
+  // the 2 GB/s host link before the lookup (25.6 us), and as many evicted rows written back the
+  // other way at once. SGD keeps no state in host memory. In host memory alone every lookup
+  // would read its row over the link (2000 x 32 B = 32 us forward, as much backward): the
+  // planners take the cache.
+  ClusterSpec cluster = one_gpu();
+  cluster.gpu.hbm_capacity_bytes = 16e6;
+  RecsysModelSpec model = tiny_model();
+  model.tables[0].rows = 1e6;
+  model.tables[0].access = AccessDistribution::uniform(1e6);
+  const double unique = 1e6 * (1 - std::pow(1 - 1e-6, 2000));
+  const double copied = unique * 0.8 * 32;
+  // As in the step by hand: 8128 ns of work, now with the copy.
+  const double work_ns = 8128 + copied / 2e9 * 1e9;
+  for (const std::string strategy : {"greedy", "torchrec"}) {
+    SCOPED_TRACE(strategy);
+    const JobSpec j = job(1000, strategy);
+    const ShardingContext context = recsys_context(cluster, model, j, 1);
+    const ShardingPlan plan = resolve_sharding(j, context);
+    ASSERT_TRUE(plan.tables[0].storage.has_value());
+    EXPECT_EQ(*plan.tables[0].storage, EmbeddingStorage::kUvmCaching);
+    const ShardCosts costs = compute_shard_costs(plan, context);
+    const RankLoad& gpu = costs.ranks[0];
+    EXPECT_DOUBLE_EQ(gpu.parameter_bytes, 0.2 * 32e6);  // 25.6 MB of HBM saved
+    EXPECT_DOUBLE_EQ(gpu.host_bytes, 32e6);
+    EXPECT_NEAR(gpu.host_link_bytes, 2 * copied, 1e-4);
+    const auto r = simulate_recsys_training(cluster, model, j, 1, {});
+    EXPECT_NEAR(to_seconds(r.breakdown.compute) * 1e9, work_ns, 0.01);
+    // The work (33.7 us) outlasts the next batch's 10 us copy: the step is the work.
+    EXPECT_NEAR(to_seconds(r.step_time) * 1e9, work_ns, 0.01);
+  }
+  // A uniform plan does not move tables: it only says that it does not fit.
+  EXPECT_THROW(simulate_recsys_training(cluster, model, job(1000, "table_wise"), 1, {}),
+               ConfigError);
+  // With HBM for the table (64 MB) it stays there, and the step is the one by hand.
+  cluster.gpu.hbm_capacity_bytes = 64e6;
+  const JobSpec j = job(1000, "torchrec");
+  EXPECT_FALSE(resolve_sharding(j, recsys_context(cluster, model, j, 1)).tables[0].storage);
+  EXPECT_NEAR(
+      to_seconds(simulate_recsys_training(cluster, model, j, 1, {}).breakdown.compute) * 1e9, 8128,
+      0.01);
+}
+
 // A DGX H100 node and a model with one large Zipf(1.2) table row-wise over its 8 GPUs.
 struct SkewCase {
   ClusterSpec cluster = dgx_h100();

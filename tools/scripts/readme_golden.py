@@ -78,6 +78,10 @@ EXAMPLES = [
                                    "--nodes", "1,8,16"],
      "build/tools/trainsim predict --job configs/jobs/dlrm-dcnv2-mlperf.yaml --nodes 1,8,16\n```",
      None),
+    ("predict-mlperf-16gb-gpus", ["predict", "--job", "configs/jobs/dlrm-dcnv2-mlperf.yaml",
+                                  "--nodes", "1,2", "--set", "cluster.gpu.hbm_capacity=16GB",
+                                  "--set", "job.sharding.strategy=greedy"],
+     "  --set cluster.gpu.hbm_capacity=16GB --set job.sharding.strategy=greedy\n```", None),
 ]
 
 
