@@ -895,10 +895,38 @@ class TorchrecPlanner : PlacementGeometry {
  public:
   TorchrecPlanner(const ShardingContext& c, int group, double hot_rows)
       : PlacementGeometry(c, group, hot_rows), capacity_(0.9 * c.gpu.hbm_capacity_bytes) {
-    for (const EmbeddingTableSpec& t : c.model->tables) options_.push_back(enumerate(t));
+    for (const EmbeddingTableSpec& t : c.model->tables) options_.push_back(enumerate(t, false));
   }
 
   ShardingPlan plan() {
+    std::vector<std::size_t> choice = propose();
+    // Nothing fits in HBM: the same with every option also in host memory (enumerated only
+    // then: an option in host memory costs more than the same option in HBM, so it is for
+    // fitting, and costing them all for every plan would triple the planner's work).
+    if (!best_) {
+      bool offload = false;
+      for (std::size_t t = 0; t < options_.size(); ++t) {
+        offload = offload || !offload_storages(c_.model->tables[t]).empty();
+      }
+      if (offload) {
+        for (std::size_t t = 0; t < options_.size(); ++t) {
+          options_[t] = enumerate(c_.model->tables[t], true);
+        }
+        choice = propose();
+      }
+    }
+    ShardingPlan plan;
+    plan.name = std::string("torchrec") +
+                (group_ < c_.world ? " (2D, groups of " + std::to_string(group_) + ")" : "");
+    plan.group_size = group_;
+    plan.tables = best_ ? best_placements_ : partition(choice).placements;
+    return plan;
+  }
+
+ private:
+  // Runs the proposers, remembering the best rated proposal that fits; returns the greedy
+  // proposer's last proposal.
+  std::vector<std::size_t> propose() {
     const std::size_t tables = options_.size();
     // The greedy proposer: every table at its cheapest option, then improved.
     std::vector<std::size_t> choice(tables, 0);
@@ -937,15 +965,9 @@ class TorchrecPlanner : PlacementGeometry {
       }
       rate(uniform);
     }
-    ShardingPlan plan;
-    plan.name = std::string("torchrec") +
-                (group_ < c_.world ? " (2D, groups of " + std::to_string(group_) + ")" : "");
-    plan.group_size = group_;
-    plan.tables = best_ ? best_placements_ : partition(choice).placements;
-    return plan;
+    return choice;
   }
 
- private:
   // Table by table (the costliest option first), the next-cheapest option kept while it improves
   // the rating, or while the proposal does not fit (moving on, as TorchRec's proposer does when a
   // proposal cannot be partitioned).
@@ -1006,10 +1028,11 @@ class TorchrecPlanner : PlacementGeometry {
 
   // The options of one table, cheapest first (ties in enumeration order): table-wise;
   // column-wise in blocks of 128 columns; table-row-wise over one node's GPUs; row-wise over the
-  // group; each of those in HBM and, for a table the job keeps in HBM, in host memory behind an
-  // HBM cache and in host memory alone (TorchRec's enumerator offers the FUSED, FUSED_UVM_CACHING
-  // and FUSED_UVM kernels); data-parallel (in HBM) where a replica fits every GPU.
-  std::vector<Option> enumerate(const EmbeddingTableSpec& t) const {
+  // group; each of those in HBM and, with `offload`, for a table the job keeps in HBM, in host
+  // memory behind an HBM cache and in host memory alone (TorchRec's enumerator offers the FUSED,
+  // FUSED_UVM_CACHING and FUSED_UVM kernels); data-parallel (in HBM) where a replica fits every
+  // GPU.
+  std::vector<Option> enumerate(const EmbeddingTableSpec& t, bool offload) const {
     std::vector<Option> out;
     auto add = [&](ShardingStrategy s, Template tp, int shards) {
       const double total = total_of(tp, shards);
@@ -1017,7 +1040,9 @@ class TorchrecPlanner : PlacementGeometry {
       out.push_back({s, std::move(tp), shards, total, hbm});
     };
     std::vector<std::optional<EmbeddingStorage>> storages{std::nullopt};
-    for (const EmbeddingStorage s : offload_storages(t)) storages.emplace_back(s);
+    if (offload) {
+      for (const EmbeddingStorage s : offload_storages(t)) storages.emplace_back(s);
+    }
     for (const auto& storage : storages) {
       add(ShardingStrategy::kTableWise,
           make_template(t, ShardingStrategy::kTableWise, {0}, Where::kOneGpu, storage), 1);
