@@ -2,7 +2,8 @@
 """How trainsim's own cost grows with the cluster: wall time and peak memory of one run per node
 count, and the exponent k of cost ~ nodes^k (least squares on log-log, and between neighbours).
 
-Workloads (flow mode, one thread, on the DGX H100 cluster: 8 GPUs and 8 NICs per node):
+Workloads (flow mode, one thread, on the DGX H100 cluster grown to --max-nodes nodes: 8 GPUs
+and 8 NICs per node, a non-blocking rail-optimised fat tree):
   ring      collective all_reduce, --algo ring, 256 MiB (NCCL's ring channels as streams)
   alltoall  collective all_to_all, 64 MiB per GPU
   dlrm      predict of configs/jobs/dlrm-dcnv2.yaml (greedy plan), one node count per run;
@@ -26,15 +27,26 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def command(workload, trainsim, nodes, out):
+def command(workload, trainsim, cluster, nodes, out):
     if workload == "ring":
-        return [trainsim, "collective", "--op", "all_reduce", "--algo", "ring", "--nodes",
-                str(nodes), "-b", "256M", "-e", "256M", "--threads", "1"]
+        return [trainsim, "collective", "--cluster", cluster, "--op", "all_reduce", "--algo",
+                "ring", "--nodes", str(nodes), "-b", "256M", "-e", "256M", "--threads", "1"]
     if workload == "alltoall":
-        return [trainsim, "collective", "--op", "all_to_all", "--nodes", str(nodes), "-b", "64M",
-                "-e", "64M", "--threads", "1"]
-    return [trainsim, "predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--nodes", str(nodes),
-            "--format", "json", "-o", out]
+        return [trainsim, "collective", "--cluster", cluster, "--op", "all_to_all", "--nodes",
+                str(nodes), "-b", "64M", "-e", "64M", "--threads", "1"]
+    return [trainsim, "predict", "--job", "configs/jobs/dlrm-dcnv2.yaml", "--cluster", cluster,
+            "--nodes", str(nodes), "--format", "json", "-o", out]
+
+
+def large_cluster(folder, nodes):
+    """The DGX H100 cluster (non-blocking rail-optimised fat tree) grown to `nodes` nodes."""
+    with open(os.path.join(ROOT, "configs", "clusters", "dgx-h100.yaml")) as f:
+        lines = f.read().split("\n")
+    lines = [f"nodes: {nodes}" if l.startswith("nodes:") else l for l in lines]
+    path = os.path.join(folder, "dgx-h100-large.yaml")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return path
 
 
 def measure(cmd):
@@ -78,9 +90,10 @@ def main():
         rows = []
         nodes = 16
         with tempfile.TemporaryDirectory() as tmp:
+            cluster = large_cluster(tmp, args.max_nodes)
             while nodes <= args.max_nodes:
                 out = os.path.join(tmp, f"{nodes}.json")
-                wall, peak = measure(command(workload, args.trainsim, nodes, out))
+                wall, peak = measure(command(workload, args.trainsim, cluster, nodes, out))
                 events = ""
                 if workload == "dlrm":
                     with open(out) as f:

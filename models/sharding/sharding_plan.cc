@@ -559,8 +559,8 @@ double rank_cost(const RankLoad& l, const ShardingContext& c) {
   return seconds;
 }
 
-// Cost and memory (shards and optimizer state) on every GPU of the group of one table placed
-// alone.
+// Cost and memory (shards, optimizer state and all-to-all buffers) on every GPU of the group of
+// one table placed alone.
 struct RankCosts {
   std::vector<double> seconds;
   std::vector<double> bytes;
@@ -581,7 +581,10 @@ RankCosts placement_costs(const EmbeddingTableSpec& t, const ShardingContext& c,
   RankCosts out;
   for (const RankLoad& l : costs.ranks) {
     out.seconds.push_back(rank_cost(l, c));
-    out.bytes.push_back(l.parameter_bytes + l.optimizer_bytes);
+    // The all-to-all buffers the placement adds: what the GPU sends and receives (on large
+    // groups a row-wise table's partial sums from every GPU can outgrow its rows).
+    out.bytes.push_back(l.parameter_bytes + l.optimizer_bytes + l.sent_local + l.sent_remote +
+                        l.received_local + l.received_remote);
   }
   if (costs.global_sync_bytes > 0) {
     // Replicated rows: their gradients ring-all-reduced over all GPUs every step.
