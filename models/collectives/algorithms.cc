@@ -528,43 +528,51 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
   const double channel_bw = cluster.collectives.p2p_channel_bandwidth;
   const double nvlink_channel_bw =
       comm.intra_nvlink ? cluster.collectives.p2p_nvlink_channel_bandwidth : FlowNetwork::kUncapped;
-  // Bytes and contributing ops per (sender, receiver) flow, row-major.
-  std::vector<double> flows(static_cast<std::size_t>(p) * p, 0.0);
-  std::vector<double> caps(static_cast<std::size_t>(p) * p, 0.0);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      const double v = bytes[a][b];
-      if (a == b || v <= 0.0) continue;
-      const int channels = nccl_p2p_op_channels(comm, v);
-      if (a / g == b / g) {
-        flows[static_cast<std::size_t>(a) * p + b] += v;
-        caps[static_cast<std::size_t>(a) * p + b] += channels * nvlink_channel_bw;
-        continue;
-      }
-      const double cap = channels * channel_bw;
-      const int proxy = pxn ? (a / g) * g + b % g : a;
-      if (proxy != a) {
-        flows[static_cast<std::size_t>(a) * p + proxy] += v;
-        caps[static_cast<std::size_t>(a) * p + proxy] += channels * nvlink_channel_bw;
-      }
-      flows[static_cast<std::size_t>(proxy) * p + b] += v;
-      caps[static_cast<std::size_t>(proxy) * p + b] += cap;
-    }
-  }
+  // Bytes and channel caps per (sender, receiver) flow, node by node: every flow leaving a GPU of
+  // node n carries traffic from senders of node n only (to GPUs of n, to the proxy in n, or from
+  // that proxy across), so one node's rows (g x p) are summed, emitted row-major and reused.
   auto plan = std::make_shared<CollectivePlan>(p);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      const std::size_t i = static_cast<std::size_t>(a) * p + b;
-      if (flows[i] <= 0.0) continue;
-      const double eff = a / g == b / g ? eff_intra : eff_net;
-      PlanTransfer t;
-      t.from = topology.gpu_vertices[a];
-      t.to = topology.gpu_vertices[b];
-      t.bytes = flows[i] / eff;
-      t.sender = a;
-      t.receiver = b;
-      t.rate_cap = caps[i] > 0 && std::isfinite(caps[i]) ? caps[i] / eff : FlowNetwork::kUncapped;
-      plan->add(t);
+  std::vector<double> flows(static_cast<std::size_t>(g) * p);
+  std::vector<double> caps(static_cast<std::size_t>(g) * p);
+  for (int n = 0; n * g < p; ++n) {
+    const int first = n * g;
+    std::fill(flows.begin(), flows.end(), 0.0);
+    std::fill(caps.begin(), caps.end(), 0.0);
+    auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
+    for (int a = first; a < first + g; ++a) {
+      for (int b = 0; b < p; ++b) {
+        const double v = bytes[a][b];
+        if (a == b || v <= 0.0) continue;
+        const int channels = nccl_p2p_op_channels(comm, v);
+        if (a / g == b / g) {
+          flows[at(a, b)] += v;
+          caps[at(a, b)] += channels * nvlink_channel_bw;
+          continue;
+        }
+        const double cap = channels * channel_bw;
+        const int proxy = pxn ? (a / g) * g + b % g : a;
+        if (proxy != a) {
+          flows[at(a, proxy)] += v;
+          caps[at(a, proxy)] += channels * nvlink_channel_bw;
+        }
+        flows[at(proxy, b)] += v;
+        caps[at(proxy, b)] += cap;
+      }
+    }
+    for (int a = first; a < first + g; ++a) {
+      for (int b = 0; b < p; ++b) {
+        const std::size_t i = at(a, b);
+        if (flows[i] <= 0.0) continue;
+        const double eff = a / g == b / g ? eff_intra : eff_net;
+        PlanTransfer t;
+        t.from = topology.gpu_vertices[a];
+        t.to = topology.gpu_vertices[b];
+        t.bytes = flows[i] / eff;
+        t.sender = a;
+        t.receiver = b;
+        t.rate_cap = caps[i] > 0 && std::isfinite(caps[i]) ? caps[i] / eff : FlowNetwork::kUncapped;
+        plan->add(t);
+      }
     }
   }
   plan->finalize();
