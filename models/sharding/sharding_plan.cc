@@ -223,7 +223,11 @@ class TableCosts {
   // All-to-all bytes from GPU `from` to GPU `to` (of the group), counted per GPU by whether they
   // stay in the node.
   void move(int from, int to, double bytes) {
-    if (from == to || bytes <= 0.0) return;
+    if (bytes <= 0.0) return;
+    if (from == to) {
+      g_.local[from].sent_self += bytes;
+      return;
+    }
     const int gpn = g_.context.gpus_per_node;
     if (from / gpn == to / gpn) {
       g_.local[from].sent_local += bytes;
@@ -581,10 +585,11 @@ RankCosts placement_costs(const EmbeddingTableSpec& t, const ShardingContext& c,
   RankCosts out;
   for (const RankLoad& l : costs.ranks) {
     out.seconds.push_back(rank_cost(l, c));
-    // The all-to-all buffers the placement adds: what the GPU sends and receives (on large
-    // groups a row-wise table's partial sums from every GPU can outgrow its rows).
+    // The all-to-all buffers the placement adds: what the GPU sends and receives, its own part
+    // in both (on large groups a row-wise table's partial sums from every GPU can outgrow its
+    // rows).
     out.bytes.push_back(l.parameter_bytes + l.optimizer_bytes + l.sent_local + l.sent_remote +
-                        l.received_local + l.received_remote);
+                        l.received_local + l.received_remote + 2 * l.sent_self);
   }
   if (costs.global_sync_bytes > 0) {
     // Replicated rows: their gradients ring-all-reduced over all GPUs every step.

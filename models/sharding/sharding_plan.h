@@ -76,6 +76,7 @@ struct RankLoad {
   // of its own node and of other nodes (the backward all-to-all moves the embedding part again,
   // the other way).
   double sent_local = 0, sent_remote = 0, received_local = 0, received_remote = 0;
+  double sent_self = 0;  // its own ids and vectors (in its send and its receive buffer)
   double memory_bytes() const {
     return parameter_bytes + optimizer_bytes + dense_bytes + activation_bytes + buffer_bytes;
   }

@@ -376,6 +376,31 @@ TEST(ShardingPlanTest, TorchrecPlannerLeavesAHotTableAloneAndPacksTheOthers) {
   for (int t = 1; t < 4; ++t) EXPECT_EQ(plan.tables[t].ranks, (std::vector<int>{1})) << t;
 }
 
+TEST(ShardingPlanTest, TorchrecPlannerCountsTheAllToAllBuffersAgainstHbm) {
+  // Two tables of 1000 rows x 8 fp32 (32,000 B each) on two GPUs, batch 100, 2 ids per sample:
+  // TorchRec's planner puts one whole on each GPU. Each GPU then also holds the all-to-all
+  // buffers: 200 ids of 8 B (1,600 B) and 100 pooled vectors of 32 B (3,200 B) for each pair of
+  // GPUs, its own pair in both its send and its receive buffer: 2 x 4,800 + 2 x 4,800 = 19,200 B,
+  // 51,200 B with its table. With exactly that much left (0.9 of HBM, less the fixed bytes) the
+  // plan stays; with 200 B less it no longer fits, though the tables alone would.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 2);
+  ctx.local_bytes_per_s = 100e9;
+  const double fixed = m.dense_state_bytes() + ctx.batch_per_gpu * m.activation_bytes_per_example();
+  ctx.gpu.hbm_capacity_bytes = (fixed + 51200) / 0.9;
+  const ShardingPlan plan = torchrec_plan(ctx);
+  for (const TablePlacement& p : plan.tables) EXPECT_EQ(p.strategy, ShardingStrategy::kTableWise);
+  EXPECT_NE(plan.tables[0].ranks, plan.tables[1].ranks);
+  for (const RankLoad& l : compute_shard_costs(plan, ctx).ranks) {
+    EXPECT_DOUBLE_EQ(l.parameter_bytes, 32000);
+    EXPECT_DOUBLE_EQ(l.buffer_bytes, 19200);
+  }
+  ctx.gpu.hbm_capacity_bytes = (fixed + 51000) / 0.9;
+  const ShardingPlan tight = torchrec_plan(ctx);
+  EXPECT_FALSE(tight.tables[0].strategy == ShardingStrategy::kTableWise &&
+               tight.tables[1].strategy == ShardingStrategy::kTableWise);
+}
+
 TEST(ShardingPlanTest, TorchrecPlannerSplitsATableNoGpuCanHold) {
   // 1e8 rows x 256 fp32 with its optimizer state is more than 0.9 x 80 GB on one GPU: the
   // table-wise option never fits, so the plan shards it: column-wise in two blocks of 128 columns
