@@ -144,10 +144,10 @@ void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingP
   const bool host_memory =
       std::any_of(points.begin(), points.end(), [](const auto& p) { return p.host_memory; });
   if (host_memory) {
-    out << "\nhost memory: nodes, tables whose rows live in host memory (sharding.storage, or "
-           "moved "
-           "there\nby the planner when no plan fits in HBM; cached: behind an HBM cache), rows "
-           "and optimizer\nstate the busiest GPU keeps there, bytes over its host link per step\n";
+    out << "\nhost memory: nodes, tables whose rows live in host memory (sharding.storage, or\n"
+           "moved there by the planner when no plan fits in HBM; cached: behind an HBM cache),\n"
+           "rows and optimizer state the busiest GPU keeps there, bytes over its host link per\n"
+           "step\n";
     for (const auto& p : points) {
       if (!p.host_memory) continue;
       const models::HostMemoryUse& h = *p.host_memory;
