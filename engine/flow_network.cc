@@ -25,6 +25,16 @@ FlowId FlowNetwork::allocate() {
   return id;
 }
 
+void FlowNetwork::reserve(std::size_t flows) {
+  const std::size_t free = free_flows_.size();
+  if (flows <= free) return;
+  const std::size_t needed = flows_.size() + (flows - free);
+  if (needed <= flows_.capacity()) return;
+  const std::size_t capacity = std::max(needed, 2 * flows_.capacity());
+  flows_.reserve(capacity);
+  callbacks_.reserve(capacity);
+}
+
 void FlowNetwork::schedule_completion(FlowId id, Time at) {
   FlowState& f = flows_[id];
   if (f.completion_scheduled) {

@@ -73,6 +73,9 @@ class FlowNetwork {
   // Route of a flow that is still transmitting.
   RouteId route_of(FlowId id) const;
   std::size_t active_flow_count() const { return in_use_count_; }
+  // A hint: `flows` more flows are about to start, so their state is allocated at once (a
+  // collective of a million transfers would otherwise grow it step by step).
+  void reserve(std::size_t flows);
 
   // Alpha-beta time of a flow alone on its route: latency + bytes / bottleneck bandwidth. The flow
   // model gives exactly this (to the picosecond) when nothing else shares the route.

@@ -96,6 +96,9 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
       obligations_(plan_->participants(), 0),
       done_(plan_->participants()),
       joined_(plan_->participants(), false) {
+  // The transfers that wait for no other start together once every participant has joined.
+  network_.reserve(static_cast<std::size_t>(std::count(waiting_.begin(), waiting_.end(), 0)));
+  routes_.reserve(plan_->size());
   for (TransferId id = 0; id < plan_->size(); ++id) {
     const PlanTransfer& t = plan_->transfer(id);
     for (const int p : {t.sender, t.receiver}) {
