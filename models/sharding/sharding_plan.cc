@@ -942,9 +942,11 @@ class TorchrecPlanner : PlacementGeometry {
     // to its next option. Here the table whose option holds the most HBM on one GPU moves to its
     // cheapest option holding less (split wider, or in host memory behind a cache, or in host
     // memory alone) until the proposal fits; then that is improved too.
-    if (std::isinf(rate(choice))) {
+    const double cheapest = rate(choice);
+    if (std::isinf(cheapest)) {
       std::vector<std::size_t> smaller = choice;
-      while (std::isinf(rate(smaller))) {
+      double rating = cheapest;
+      while (std::isinf(rating)) {
         std::size_t heaviest = tables;
         for (std::size_t t = 0; t < tables; ++t) {
           if (lighter_option(t, smaller[t]) == options_[t].size()) continue;
@@ -955,10 +957,11 @@ class TorchrecPlanner : PlacementGeometry {
         }
         if (heaviest == tables) break;  // every table at its lightest: nothing fits
         smaller[heaviest] = lighter_option(heaviest, smaller[heaviest]);
+        rating = rate(smaller);
       }
-      if (std::isfinite(rate(smaller))) improve(smaller);
+      if (std::isfinite(rating)) improve(smaller, rating);
     }
-    improve(choice);
+    improve(choice, cheapest);
     // The uniform proposer: one sharding type for every table that has it (the others at their
     // cheapest option).
     for (const ShardingStrategy s : all_strategies()) {
@@ -978,10 +981,9 @@ class TorchrecPlanner : PlacementGeometry {
 
   // Table by table (the costliest option first), the next-cheapest option kept while it improves
   // the rating, or while the proposal does not fit (moving on, as TorchRec's proposer does when a
-  // proposal cannot be partitioned).
-  void improve(std::vector<std::size_t>& choice) {
+  // proposal cannot be partitioned). `current` is the rating of `choice`.
+  void improve(std::vector<std::size_t>& choice, double current) {
     const std::size_t tables = choice.size();
-    double current = rate(choice);
     for (int pass = 0; pass < kMaxPasses; ++pass) {
       bool improved = false;
       std::vector<std::size_t> order(tables);
@@ -1025,7 +1027,7 @@ class TorchrecPlanner : PlacementGeometry {
     Template shard;
     int shards = 1;
     double total = 0;  // seconds summed over the group's GPUs, the option's own cost
-    double hbm = 0;    // the most HBM it holds on one GPU (shards and optimizer state)
+    double hbm = 0;    // the most HBM it holds on one GPU (shards, state, all-to-all buffers)
   };
 
   double total_of(const Template& tp, int shards) const {
@@ -1104,11 +1106,8 @@ class TorchrecPlanner : PlacementGeometry {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return options_[a][choice[a]].total > options_[b][choice[b]].total;
     });
+    // Every GPU, the requesters too: they hold the placement's all-to-all buffers.
     auto fits_at = [&](const Template& tp, int position) {
-      if (tp.where == Where::kOneGpu && tp.costs.bytes[1 % tp.costs.bytes.size()] == 0 &&
-          tp.costs.bytes[node_ % tp.costs.bytes.size()] == 0) {
-        return used[position] + tp.costs.bytes[0] <= capacity_;  // requesters hold nothing
-      }
       for (int r = 0; r < group_; ++r) {
         if (used[r] + tp.costs.bytes[role(tp, position, r)] > capacity_) return false;
       }
