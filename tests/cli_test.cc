@@ -465,6 +465,108 @@ TEST(CollectiveCliTest, FlowAndAnalyticAgreeOnOneNode) {
   EXPECT_EQ(flow.out, analytic.out);
 }
 
+// The SimGrid reference platform (50 GB/s, 1 us NICs; latency paid before bandwidth) on 2 or 3
+// nodes of one GPU each: every transfer crosses exactly two NIC links.
+std::vector<std::string> flat_on_crossbar(int nodes, std::vector<std::string> more) {
+  std::vector<std::string> args = {"collective",
+                                   "--cluster",
+                                   kSourceDir + "/validation/simgrid/crossbar.yaml",
+                                   "--nodes",
+                                   std::to_string(nodes),
+                                   "--gpus-per-node",
+                                   "1",
+                                   "--algo",
+                                   "flat",
+                                   "--format",
+                                   "json"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(CollectiveCliTest, FlatRingAllReduceIsTheAlphaBetaFormula) {
+  // 16 GPUs on 2 nodes: 2(P-1) = 30 steps of S/P = 1 MiB, each paced by a NIC hop of
+  // 2 us + 1048576 B / 50 GB/s = 22.97152 us: 689.1456 us, flow and analytic alike.
+  for (const char* network : {"flow", "analytic"}) {
+    const Result r =
+        run({"collective", "--cluster", kSourceDir + "/validation/simgrid/crossbar.yaml", "--nodes",
+             "2", "--op", "all_reduce", "-b", "16M", "-e", "16M", "--algo", "flat", "--network",
+             network, "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto row = nlohmann::json::parse(r.out)["rows"][0];
+    EXPECT_NEAR(row["time_us"].get<double>(), 689.1456, 1e-6) << network;
+    EXPECT_EQ(row["algorithm"], "flat");
+  }
+}
+
+TEST(CollectiveCliTest, OperationsStartedTogetherShareTheLinksByMaxMin) {
+  // 2 GPUs: the ring all-reduce of 100 MB sends 50 MB each way twice; the all-to-all of 100 MB
+  // sends 50 MB each way once. Together, both first messages wait 2 us, then share each NIC
+  // direction at 25 GB/s: the all-to-all ends at 2 + 2000 = 2002 us (alone 2 + 1000 = 1002 us);
+  // the ring's second step then runs alone: 2002 + 2 + 1000 = 3004 us (alone 2 x 1002 = 2004).
+  const Result r = run(flat_on_crossbar(2, {"--op", "all_reduce", "-b", "100000000", "-e",
+                                            "100000000", "--with", "alltoall:100000000:flat"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["rows"][0];
+  EXPECT_NEAR(row["time_us"].get<double>(), 3004.0, 1e-6);
+  EXPECT_NEAR(row["alone_time_us"].get<double>(), 2004.0, 1e-6);
+  const auto& a2a = row["with"][0];
+  EXPECT_EQ(a2a["op"], "alltoall");
+  EXPECT_NEAR(a2a["time_us"].get<double>(), 2002.0, 1e-6);
+  EXPECT_NEAR(a2a["alone_time_us"].get<double>(), 1002.0, 1e-6);
+  // The table says the same after its rows.
+  const Result table =
+      run({"collective", "--cluster", kSourceDir + "/validation/simgrid/crossbar.yaml", "--nodes",
+           "2", "--gpus-per-node", "1", "--algo", "flat", "-b", "100000000", "-e", "100000000",
+           "--with", "alltoall:100000000:flat"});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("all_reduce 3004.00 us (alone 2004.00 us, 1.499x); alltoall 100000000 "
+                           "B 2002.00 us (alone 1002.00 us, 1.998x)"),
+            std::string::npos)
+      << table.out;
+}
+
+TEST(CollectiveCliTest, HotGpusMakeTheAllToAllUneven) {
+  // 3 GPUs, 120 MB: 40 MB to each peer, GPU 0 sends twice that. Every NIC direction carries two
+  // messages at 25 GB/s; the 40 MB ones end at 2 + 1600 us, then GPU 0's two 80 MB messages
+  // share its NIC for their last 40 MB: 1602 + 1600 = 3202 us for every GPU (1602 us evenly).
+  Result r = run(flat_on_crossbar(3, {"--op", "alltoall", "-b", "120000000", "-e", "120000000",
+                                      "--hot-gpus", "0", "--hot-factor", "2"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(doc["rows"][0]["time_us"].get<double>(), 3202.0, 1e-6);
+  EXPECT_NEAR(doc["rows"][0]["mean_rank_finish_us"].get<double>(), 3202.0, 1e-6);
+  EXPECT_EQ(doc["hot_gpus"], nlohmann::json::array({0}));
+  r = run(flat_on_crossbar(3, {"--op", "alltoall", "-b", "120000000", "-e", "120000000"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NEAR(nlohmann::json::parse(r.out)["rows"][0]["time_us"].get<double>(), 1602.0, 1e-6);
+  // local:0 is GPU 0 of every node: on 3 nodes of one GPU, all three; then evenly 2x: 3202 us.
+  r = run(flat_on_crossbar(3, {"--op", "alltoall", "-b", "120000000", "-e", "120000000",
+                               "--hot-gpus", "local:0", "--hot-factor", "2"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["hot_gpus"], nlohmann::json::array({0, 1, 2}));
+  EXPECT_NEAR(doc["rows"][0]["time_us"].get<double>(), 3202.0, 1e-6);
+}
+
+TEST(CollectiveCliTest, ContentionOptionsRejectBadInput) {
+  const auto bad = [](std::vector<std::string> more, const std::string& message) {
+    const Result r = run(flat_on_crossbar(2, std::move(more)));
+    EXPECT_EQ(r.status, 2) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  };
+  bad({"--with", "alltoall"}, "OP:SIZE[:ALGO]");
+  bad({"--with", "alltoall:1M:bogus"}, "unknown algorithm 'bogus'");
+  bad({"--with", "gather:1M"}, "unknown collective 'gather'");
+  bad({"--with", "alltoall:1M", "--network", "analytic"}, "--with needs --network flow");
+  bad({"--op", "alltoall", "--hot-factor", "4"}, "--hot-factor needs --hot-gpus");
+  bad({"--op", "alltoall", "--hot-gpus", "2"}, "'2' is not between 0 and 1");
+  bad({"--op", "alltoall", "--hot-gpus", "local:x"}, "'x' is not a number");
+  bad({"--hot-gpus", "0"}, "run alltoall");
+  bad({"--op", "broadcast"}, "broadcast has no flat form");
+  bad({"--set", "job.batch_per_gpu=2"}, "only cluster.KEY settings");
+  bad({"--set", "cluster.network.oversubscription=0.5"}, "--set");
+}
+
 TEST(CollectiveCliTest, BadRequestsExitWithTwo) {
   EXPECT_EQ(run({"collective", "--op", "hypercube"}).status, 2);
   EXPECT_EQ(run({"collective", "--algo", "nvls", "--nodes", "2"}).status, 2);  // NVLS: one node

@@ -1,6 +1,8 @@
 // `trainsim collective`: predicts a collective's time over a size sweep and prints it in the exact
 // layout of nccl-tests (size, count, type, redop, root, time, algbw, busbw, #wrong, out-of-place
-// and in-place, "Avg bus bandwidth" footer), so a real log and a prediction can be diffed.
+// and in-place, "Avg bus bandwidth" footer), so a real log and a prediction can be diffed. Other
+// operations can run at the same time (--with) and all-to-alls can be uneven (--hot-gpus), each
+// operation's time with and without the others reported after the table.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +14,9 @@
 
 #include "engine/parallel.h"
 #include "models/collectives/algorithms.h"
+#include "models/collectives/flat_collectives.h"
 #include "models/config/cluster_config.h"
+#include "models/config/config_override.h"
 #include "tools/cli.h"
 #include "tools/output_file.h"
 #include "tools/version.h"
@@ -74,7 +78,22 @@ po::options_description collective_options() {
     ("algo", po::value<std::string>()->default_value("auto"),
      "auto (what NCCL's tuner picks per size), or as NCCL_ALGO would force it: ring, tree, nvls, "
      "nvls_tree, collnet_direct, collnet_chain, pat; hierarchical (not NCCL's); alltoall: 2d "
-     "(PXN) or direct; sendrecv: p2p")
+     "(PXN) or direct; sendrecv: p2p; flat (not NCCL's: the textbook schedule with every "
+     "message one flow and no software cost, as MPI and SimGrid run it: all_reduce, all_gather "
+     "and reduce_scatter as a ring over all ranks in rank order, alltoall as every message "
+     "posted at once)")
+    ("with", po::value<std::vector<std::string>>()->composing(),
+     "OP:SIZE[:ALGO]: another operation on the same GPUs, started together with each size "
+     "(e.g. alltoall:64M:flat), sharing the links by max-min fairness; each operation's time "
+     "with the others and alone is printed after the table (flow network model; repeatable)")
+    ("hot-gpus", po::value<std::string>(),
+     "uneven all-to-all: these GPUs send --hot-factor times as much to every peer, in every "
+     "alltoall of the run: ranks (0,8,16) or a local rank on every node (local:0)")
+    ("hot-factor", po::value<double>()->default_value(1.0),
+     "how many times as much each --hot-gpus GPU sends")
+    ("set", po::value<std::vector<std::string>>()->composing(),
+     "cluster.KEY=VALUE: change one cluster setting for this run, e.g. --set "
+     "cluster.network.oversubscription=4 (repeatable)")
     ("env", po::value<std::vector<std::string>>()->composing(),
      "NAME=VALUE: an NCCL environment variable for the run (NCCL_ALGO, NCCL_PROTO, "
      "NCCL_MIN_NCHANNELS, NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, ...), repeatable")
@@ -117,19 +136,186 @@ long long parse_size(const std::string& flag, const std::string& text) {
   return value * multiplier;
 }
 
+// One operation of the run: the swept one, or one started with it (--with).
+struct OpSpec {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::string algo_name = "auto";
+  std::optional<Algorithm> forced;  // unset: NCCL's tuner picks (or the flat schedule)
+  bool flat = false;
+  long long requested = 0;  // --with: its size as given
+};
+
+OpSpec parse_op_spec(const std::string& op_flag, const std::string& op_text,
+                     const std::string& flag, const std::string& algo_text) {
+  OpSpec spec;
+  const auto op = models::parse_collective(op_text);
+  if (!op) throw UsageError(op_flag + ": unknown collective '" + op_text + "'");
+  spec.op = *op;
+  spec.algo_name = algo_text;
+  if (algo_text == "flat") {
+    spec.flat = true;
+    if (!models::has_flat_form(*op)) {
+      throw UsageError(flag + ": " + op_text +
+                       " has no flat form (all_reduce, all_gather, reduce_scatter, alltoall)");
+    }
+  } else if (algo_text != "auto") {
+    spec.forced = models::parse_algorithm(algo_text);
+    if (!spec.forced) throw UsageError(flag + ": unknown algorithm '" + algo_text + "'");
+  }
+  return spec;
+}
+
+// An operation at one size, ready to run.
+struct PlannedOp {
+  models::CollectiveRequest request;
+  bool flat = false;
+  std::optional<std::vector<std::vector<double>>> matrix;  // an uneven all-to-all's bytes
+  Time analytic_time = 0;
+  std::string algorithm() const {
+    return flat ? "flat" : std::string(models::algorithm_name(request.algorithm));
+  }
+  std::string protocol() const {
+    return flat ? "none" : std::string(models::protocol_name(*request.protocol));
+  }
+  std::string label() const { return algorithm() + "/" + protocol(); }
+};
+
+PlannedOp plan_op(Router& router, const models::ClusterSpec& cluster,
+                  const models::ClusterTopology& topology, models::AnalyticCache& cache,
+                  const OpSpec& spec, double bytes, int root, int gpus_per_thread,
+                  const std::vector<double>& send_scale, bool analytic) {
+  PlannedOp p;
+  p.flat = spec.flat;
+  p.request.op = spec.op;
+  p.request.bytes = bytes;
+  p.request.root = root;
+  p.request.gpus_per_thread = gpus_per_thread;
+  const int ranks = topology.gpu_count();
+  if (spec.op == CollectiveOp::kAllToAll &&
+      std::any_of(send_scale.begin(), send_scale.end(), [](double f) { return f != 1.0; })) {
+    // nccl-tests' all-to-all sends size / ranks to every rank, itself included; a hot GPU
+    // sends that many times as much. The flat schedule sends nothing to itself.
+    std::vector<std::vector<double>> m(ranks, std::vector<double>(ranks, 0.0));
+    for (int a = 0; a < ranks; ++a) {
+      for (int b = 0; b < ranks; ++b) {
+        m[a][b] = a == b && spec.flat ? 0.0 : bytes / ranks * send_scale[a];
+      }
+    }
+    p.matrix = std::move(m);
+  }
+  if (spec.flat) {
+    // No choice to make: the analytic time only where it is the answer.
+    if (!analytic) return p;
+    p.analytic_time = p.matrix ? models::flat_alltoallv_time(router, topology, *p.matrix)
+                               : models::flat_collective_time(router, topology, spec.op, bytes);
+    return p;
+  }
+  models::PickedAlgorithm picked;
+  if (spec.forced) {
+    p.request.algorithm = *spec.forced;
+    picked = models::pick_protocol(router, cluster, topology, p.request, &cache);
+  } else {
+    picked =
+        models::pick_algorithm(router, cluster, topology, spec.op, bytes, &cache, gpus_per_thread);
+  }
+  p.request.algorithm = picked.algorithm;
+  p.request.protocol = picked.protocol;
+  p.analytic_time =
+      p.matrix ? models::alltoallv_time(router, cluster, topology, *p.matrix, picked.algorithm)
+               : picked.analytic_time;
+  return p;
+}
+
+std::unique_ptr<models::Collective> make_op(Simulation& sim, FlowNetwork& flows,
+                                            const models::ClusterSpec& cluster,
+                                            const models::ClusterTopology& topology,
+                                            const PlannedOp& p) {
+  if (p.flat) {
+    return p.matrix
+               ? models::make_flat_alltoallv(sim, flows, topology, *p.matrix)
+               : models::make_flat_collective(sim, flows, topology, p.request.op, p.request.bytes);
+  }
+  if (p.matrix) {
+    return models::make_alltoallv(sim, flows, cluster, topology, *p.matrix, p.request.algorithm);
+  }
+  return models::make_flow_collective(sim, flows, cluster, topology, p.request);
+}
+
+// When an operation's last rank finished, and the mean over its ranks.
+struct OpResult {
+  Time time = 0;
+  double mean_finish_s = 0.0;
+};
+
+// The operations started together, every rank joining at time 0, as flows on one fabric.
+std::vector<OpResult> simulate(const models::ClusterSpec& cluster,
+                               const models::ClusterTopology& topology,
+                               const std::vector<const PlannedOp*>& ops) {
+  Simulation sim;
+  FlowNetwork flows(sim, topology.topology);
+  flows.set_latency_first(cluster.network.latency_first);
+  const int ranks = topology.gpu_count();
+  std::vector<std::vector<Time>> finish(ops.size(), std::vector<Time>(ranks, 0));
+  std::vector<std::unique_ptr<models::Collective>> running;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    running.push_back(make_op(sim, flows, cluster, topology, *ops[i]));
+    for (int r = 0; r < ranks; ++r) {
+      running.back()->join(r, [&sim, &finish, i, r] { finish[i][r] = sim.now(); });
+    }
+  }
+  sim.run();
+  std::vector<OpResult> out(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    double sum = 0.0;
+    for (const Time t : finish[i]) {
+      out[i].time = std::max(out[i].time, t);
+      sum += to_seconds(t);
+    }
+    out[i].mean_finish_s = sum / ranks;
+  }
+  return out;
+}
+
 struct Row {
   long long size = 0;
   long long count = 0;
   Time time = 0;
+  double mean_finish_s = 0.0;
+  Time alone = 0;      // with --with: the time without the other operations
   double algbw = 0.0;  // GB/s
   double busbw = 0.0;  // GB/s
-  Algorithm algorithm = Algorithm::kRing;
-  models::Protocol protocol = models::Protocol::kSimple;
-  std::string label() const {
-    return std::string(models::algorithm_name(algorithm)) + "/" +
-           std::string(models::protocol_name(protocol));
-  }
+  std::string algorithm;
+  std::string protocol;
+  std::vector<OpResult> with;  // the --with operations, started together with this size
+  std::string label() const { return algorithm + "/" + protocol; }
 };
+
+// "local:0" (that local rank on every node) or "0,8,16" (ranks).
+std::vector<double> parse_hot_gpus(const std::string& text, double factor, int ranks, int gpus) {
+  std::vector<double> scale(ranks, 1.0);
+  auto bad = [&](const std::string& why) { return UsageError("--hot-gpus " + text + ": " + why); };
+  auto number = [&](const std::string& item, int below) {
+    std::size_t used = 0;
+    int value = -1;
+    try {
+      value = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      throw bad("'" + item + "' is not a number");
+    }
+    if (used != item.size() || value < 0 || value >= below) {
+      throw bad("'" + item + "' is not between 0 and " + std::to_string(below - 1));
+    }
+    return value;
+  };
+  if (text.rfind("local:", 0) == 0) {
+    const int local = number(text.substr(6), gpus);
+    for (int r = local; r < ranks; r += gpus) scale[r] = factor;
+    return scale;
+  }
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) scale[number(item, ranks)] = factor;
+  return scale;
+}
 
 std::string time_field(double us) {
   // nccl-tests: two decimals below 10 ms, one below 100 ms, none above.
@@ -144,6 +330,15 @@ std::string time_field(double us) {
   return buffer;
 }
 
+std::string describe(const OpSpec& spec, const PlannedOp& plan) {
+  return std::string(models::collective_name(spec.op)) + " " +
+         std::to_string(static_cast<long long>(plan.request.bytes)) + " B, " + plan.label();
+}
+
+double slowdown(Time with, Time alone) {
+  return alone > 0 ? static_cast<double>(with) / static_cast<double>(alone) : 1.0;
+}
+
 }  // namespace
 
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
@@ -155,7 +350,10 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
            "REDOP]\n"
            "                           [-r ROOT] [-g GPUS] [-n ITERS] [-w WARMUP] [-c CHECK]\n"
            "                           [--algo ALGO] [--env NAME=VALUE]... [--verbose]\n"
-           "                           [--network flow|analytic] [--format F] [--output FILE]\n\n"
+           "                           [--with OP:SIZE[:ALGO]]... [--hot-gpus GPUS --hot-factor "
+           "F]\n"
+           "                           [--set cluster.KEY=VALUE]... [--network flow|analytic]\n"
+           "                           [--format F] [--output FILE]\n\n"
            "Predicts a collective over a sweep of sizes on N nodes of the cluster, as NCCL runs "
            "it\n"
            "(its channels, algorithms, protocols and tuner's choice per size), and prints it as\n"
@@ -167,17 +365,16 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
            "prediction line up row by row under `diff`. The in-place columns repeat the\n"
            "out-of-place prediction; #wrong is N/A (no data is moved). A comment after the table\n"
            "names the algorithm and protocol per size (--verbose: on every row).\n\n"
+           "Under cross-traffic: --with starts other operations together with each size, sharing\n"
+           "the links by max-min fairness, and prints each one's time with the others and alone;\n"
+           "--hot-gpus makes the all-to-alls uneven; --algo flat runs the textbook schedule\n"
+           "(every message one flow), as MPI and SimGrid run it.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }
-  const auto op = models::parse_collective(vm["op"].as<std::string>());
-  if (!op) throw UsageError("--op: unknown collective '" + vm["op"].as<std::string>() + "'");
   const std::string algo_name = vm["algo"].as<std::string>();
-  std::optional<Algorithm> forced;
-  if (algo_name != "auto") {
-    forced = models::parse_algorithm(algo_name);
-    if (!forced) throw UsageError("--algo: unknown algorithm '" + algo_name + "'");
-  }
+  const OpSpec main_op = parse_op_spec("--op", vm["op"].as<std::string>(), "--algo", algo_name);
+  const std::optional<CollectiveOp> op = main_op.op;
   const models::NetworkModel network_model =
       parse_choice(vm, "network", models::network_model_names());
   const std::string network(models::network_model_names().name(network_model));
@@ -207,8 +404,19 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   const int gpus_per_thread = vm["ngpus"].as<int>();
   if (iters < 1 || warmup < 0 || check < 0) throw UsageError("-n, -w and -c must be >= 1, 0, 0");
 
-  models::ClusterSpec base =
-      models::load_cluster_spec(resolve_config_path(vm["cluster"].as<std::string>()));
+  std::vector<models::ConfigOverride> overrides;
+  if (vm.count("set")) {
+    for (const std::string& text : vm["set"].as<std::vector<std::string>>()) {
+      overrides.push_back(models::parse_override(text, models::SourceLocation{"--set", 0, 0, ""}));
+      if (overrides.back().target != "cluster") {
+        throw UsageError("--set " + text + ": collective changes only cluster.KEY settings");
+      }
+    }
+  }
+  const std::string cluster_path = resolve_config_path(vm["cluster"].as<std::string>());
+  models::ClusterSpec base = models::load_with_overrides(overrides, "cluster", [&] {
+    return models::load_cluster_spec(cluster_path, models::settings_for(overrides, "cluster"));
+  });
   if (vm.count("env")) {
     for (const std::string& item : vm["env"].as<std::vector<std::string>>()) {
       const auto eq = item.find('=');
@@ -235,13 +443,47 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   const int root = vm["root"].as<int>();
   if (root < 0 || root >= ranks)
     throw UsageError("--root must be a rank below " + std::to_string(ranks));
-  if (forced && !models::is_applicable(*forced, *op, cluster, nodes)) {
-    throw UsageError("--algo " + algo_name + " cannot run " +
-                     std::string(models::collective_name(*op)) + " on " + std::to_string(nodes) +
-                     " node(s) of " + cluster.name);
+  std::vector<OpSpec> with_ops;
+  if (vm.count("with")) {
+    for (const std::string& item : vm["with"].as<std::vector<std::string>>()) {
+      const std::string flag = "--with " + item;
+      std::vector<std::string> parts;
+      std::stringstream fields(item);
+      for (std::string part; std::getline(fields, part, ':');) parts.push_back(part);
+      if (parts.size() < 2 || parts.size() > 3) throw UsageError(flag + ": OP:SIZE[:ALGO]");
+      with_ops.push_back(
+          parse_op_spec(flag, parts[0], flag, parts.size() == 3 ? parts[2] : "auto"));
+      with_ops.back().requested = parse_size(flag, parts[1]);
+    }
   }
-  if (models::applicable_algorithms(*op, cluster, nodes).empty()) {
-    throw UsageError("no algorithm runs " + std::string(models::collective_name(*op)) + " here");
+  std::vector<const OpSpec*> all_ops{&main_op};
+  for (const OpSpec& w : with_ops) all_ops.push_back(&w);
+  for (const OpSpec* spec : all_ops) {
+    const std::string name(models::collective_name(spec->op));
+    if (spec->forced && !models::is_applicable(*spec->forced, spec->op, cluster, nodes)) {
+      throw UsageError("--algo " + spec->algo_name + " cannot run " + name + " on " +
+                       std::to_string(nodes) + " node(s) of " + cluster.name);
+    }
+    if (!spec->flat && models::applicable_algorithms(spec->op, cluster, nodes).empty()) {
+      throw UsageError("no algorithm runs " + name + " here");
+    }
+  }
+  const double hot_factor = vm["hot-factor"].as<double>();
+  if (!(hot_factor > 0)) throw UsageError("--hot-factor must be positive");
+  if (hot_factor != 1.0 && !vm.count("hot-gpus")) {
+    throw UsageError("--hot-factor needs --hot-gpus (the GPUs that send more)");
+  }
+  const std::vector<double> send_scale =
+      vm.count("hot-gpus")
+          ? parse_hot_gpus(vm["hot-gpus"].as<std::string>(), hot_factor, ranks, gpus)
+          : std::vector<double>(ranks, 1.0);
+  const bool uneven = vm.count("hot-gpus") > 0;
+  if (uneven && std::none_of(all_ops.begin(), all_ops.end(),
+                             [](const OpSpec* o) { return o->op == CollectiveOp::kAllToAll; })) {
+    throw UsageError("--hot-gpus makes an all-to-all uneven: run alltoall (--op or --with)");
+  }
+  if (!with_ops.empty() && network_model != models::NetworkModel::kFlow) {
+    throw UsageError("--with needs --network flow: operations contend only as flows");
   }
 
   std::unique_ptr<AtomicOutputFile> output_file;
@@ -252,51 +494,55 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
   // Pick algorithms (analytic, fast) in order, then simulate each size on its own: sizes are
   // independent simulations, run in parallel; results land in their own slots, so the output
   // is the same for any thread count.
+  const bool flow = network_model == models::NetworkModel::kFlow;
   std::vector<Row> rows;
-  std::vector<models::CollectiveRequest> requests;
+  std::vector<PlannedOp> plans;
+  std::vector<PlannedOp> with_plans;
   {
     Router router(topology.topology);
     models::AnalyticCache cache;
+    for (const OpSpec& w : with_ops) {
+      const long long size = models::nccl_tests_size(w.op, w.requested, type->bytes, ranks);
+      with_plans.push_back(plan_op(router, cluster, topology, cache, w, static_cast<double>(size),
+                                   root, gpus_per_thread, send_scale, !flow));
+    }
     // nccl-tests: multiply by -f when it is above 1, else add -i.
     for (long long requested = min_bytes; requested <= max_bytes;
          requested = factor > 1 ? requested * factor : requested + step_bytes) {
       Row row;
       row.size = models::nccl_tests_size(*op, requested, type->bytes, ranks);
       row.count = models::nccl_tests_count(*op, row.size, type->bytes, ranks);
-      const double bytes = static_cast<double>(row.size);
-      models::CollectiveRequest request;
-      request.op = *op;
-      request.bytes = bytes;
-      request.root = root;
-      request.gpus_per_thread = gpus_per_thread;
-      models::PickedAlgorithm picked;
-      if (forced) {
-        request.algorithm = *forced;
-        picked = models::pick_protocol(router, cluster, topology, request, &cache);
-      } else {
-        picked =
-            models::pick_algorithm(router, cluster, topology, *op, bytes, &cache, gpus_per_thread);
-      }
-      row.algorithm = request.algorithm = picked.algorithm;
-      row.protocol = picked.protocol;
-      request.protocol = picked.protocol;
-      row.time = picked.analytic_time;
+      plans.push_back(plan_op(router, cluster, topology, cache, main_op,
+                              static_cast<double>(row.size), root, gpus_per_thread, send_scale,
+                              !flow));
+      row.algorithm = plans.back().algorithm();
+      row.protocol = plans.back().protocol();
+      row.time = row.alone = plans.back().analytic_time;
+      row.mean_finish_s = to_seconds(row.time);
       rows.push_back(row);
-      requests.push_back(request);
       if (factor > 1 && requested > max_bytes / factor) break;
       if (rows.size() > 100000) throw UsageError("more than 100000 sizes: raise -i or -f");
     }
   }
-  if (network_model == models::NetworkModel::kFlow) {
+  // Sizes are independent simulations, run in parallel; results land in their own slots, so the
+  // output is the same for any thread count.
+  std::vector<OpResult> with_alone;
+  if (flow) {
     const int threads = vm["threads"].as<int>();
     if (threads < 0) throw UsageError("--threads must not be negative");
     parallel_for_index(rows.size(), threads, [&](std::size_t i) {
-      Simulation sim;
-      FlowNetwork flows(sim, topology.topology);
-      auto collective = models::make_flow_collective(sim, flows, cluster, topology, requests[i]);
-      for (int r = 0; r < ranks; ++r) collective->join(r, [] {});
-      sim.run();
-      rows[i].time = sim.now();
+      std::vector<const PlannedOp*> ops{&plans[i]};
+      for (const PlannedOp& w : with_plans) ops.push_back(&w);
+      const std::vector<OpResult> together = simulate(cluster, topology, ops);
+      rows[i].time = together[0].time;
+      rows[i].mean_finish_s = together[0].mean_finish_s;
+      rows[i].with.assign(together.begin() + 1, together.end());
+      rows[i].alone =
+          with_plans.empty() ? rows[i].time : simulate(cluster, topology, {&plans[i]})[0].time;
+    });
+    with_alone.resize(with_plans.size());
+    parallel_for_index(with_plans.size(), threads, [&](std::size_t i) {
+      with_alone[i] = simulate(cluster, topology, {&with_plans[i]})[0];
     });
   }
   for (Row& row : rows) {
@@ -319,8 +565,15 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
          << "# cluster " << cluster.name << " (" << cluster.source_file << "), " << nodes
          << " node(s) x " << gpus << " GPU(s), NCCL "
          << models::nccl_version_name(cluster.collectives.nccl_version) << ", network model "
-         << network << ", algorithm " << algo_name << "\n"
-         << "# Collective test starting: " << op_name << "_perf\n"
+         << network << ", algorithm " << algo_name << "\n";
+    for (std::size_t w = 0; w < with_ops.size(); ++w) {
+      text << "# started together with each size: " << describe(with_ops[w], with_plans[w]) << "\n";
+    }
+    if (uneven) {
+      text << "# uneven all-to-all: GPUs " << vm["hot-gpus"].as<std::string>() << " send "
+           << hot_factor << "x as much\n";
+    }
+    text << "# Collective test starting: " << op_name << "_perf\n"
          << "# nThread 1 nGpus " << gpus_per_thread << " minBytes " << min_bytes << " maxBytes "
          << max_bytes << " step: " << (factor > 1 ? factor : step_bytes)
          << (factor > 1 ? "(factor)" : "(bytes)") << " warmup iters: " << warmup
@@ -362,17 +615,53 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
            << (j > i ? "-" + std::to_string(rows[j].size) : "") << " B";
       i = j + 1;
     }
-    text << "\n# Collective test concluded: " << op_name << "_perf\n";
+    text << "\n";
+    if (!with_ops.empty()) {
+      text << "# Started together (time with the others, alone, and the slowdown):\n";
+      for (const Row& r : rows) {
+        std::snprintf(line, sizeof line, "# %12lld B: %s %.2f us (alone %.2f us, %.3fx)", r.size,
+                      op_name.c_str(), to_microseconds(r.time), to_microseconds(r.alone),
+                      slowdown(r.time, r.alone));
+        text << line;
+        for (std::size_t w = 0; w < with_ops.size(); ++w) {
+          std::snprintf(line, sizeof line, "; %s %lld B %.2f us (alone %.2f us, %.3fx)",
+                        std::string(models::collective_name(with_ops[w].op)).c_str(),
+                        static_cast<long long>(with_plans[w].request.bytes),
+                        to_microseconds(r.with[w].time), to_microseconds(with_alone[w].time),
+                        slowdown(r.with[w].time, with_alone[w].time));
+          text << line;
+        }
+        text << "\n";
+      }
+    }
+    text << "# Collective test concluded: " << op_name << "_perf\n";
   } else if (format == "csv") {
+    // The contention columns only when there is contention or skew to show.
+    const bool extra = uneven || !with_ops.empty();
     text << "size_bytes,count,type,redop,root,time_us,algbw_gb_per_s,busbw_gb_per_s,algorithm,"
-            "protocol\n";
+            "protocol";
+    if (extra) text << ",mean_rank_finish_us,alone_time_us";
+    for (std::size_t w = 1; w <= with_ops.size(); ++w) {
+      text << ",with" << w << "_time_us,with" << w << "_alone_time_us";
+    }
+    text << "\n";
     for (const Row& r : rows) {
       char line[256];
-      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s,%s\n", r.size, r.count,
+      std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6f,%.6f,%.6f,%s,%s", r.size, r.count,
                     type->name, printed_redop.c_str(), printed_root, to_microseconds(r.time),
-                    r.algbw, r.busbw, std::string(models::algorithm_name(r.algorithm)).c_str(),
-                    std::string(models::protocol_name(r.protocol)).c_str());
+                    r.algbw, r.busbw, r.algorithm.c_str(), r.protocol.c_str());
       text << line;
+      if (extra) {
+        std::snprintf(line, sizeof line, ",%.6f,%.6f", 1e6 * r.mean_finish_s,
+                      to_microseconds(r.alone));
+        text << line;
+      }
+      for (std::size_t w = 0; w < with_ops.size(); ++w) {
+        std::snprintf(line, sizeof line, ",%.6f,%.6f", to_microseconds(r.with[w].time),
+                      to_microseconds(with_alone[w].time));
+        text << line;
+      }
+      text << "\n";
     }
   } else {
     nlohmann::ordered_json doc;
@@ -385,6 +674,13 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     doc["nccl_version"] = models::nccl_version_name(cluster.collectives.nccl_version);
     doc["network_model"] = network;
     doc["avg_busbw_gb_per_s"] = avg_busbw;
+    if (uneven) {
+      auto& hot = doc["hot_gpus"] = nlohmann::ordered_json::array();
+      for (int r = 0; r < ranks; ++r) {
+        if (send_scale[r] != 1.0) hot.push_back(r);
+      }
+      doc["hot_factor"] = hot_factor;
+    }
     auto& out_rows = doc["rows"] = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
       out_rows.push_back({{"size_bytes", r.size},
@@ -392,8 +688,22 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
                           {"time_us", to_microseconds(r.time)},
                           {"algbw_gb_per_s", r.algbw},
                           {"busbw_gb_per_s", r.busbw},
-                          {"algorithm", models::algorithm_name(r.algorithm)},
-                          {"protocol", models::protocol_name(r.protocol)}});
+                          {"algorithm", r.algorithm},
+                          {"protocol", r.protocol},
+                          {"mean_rank_finish_us", 1e6 * r.mean_finish_s}});
+      if (with_ops.empty()) continue;
+      auto& row = out_rows.back();
+      row["alone_time_us"] = to_microseconds(r.alone);
+      auto& with = row["with"] = nlohmann::ordered_json::array();
+      for (std::size_t w = 0; w < with_ops.size(); ++w) {
+        with.push_back({{"op", models::collective_name(with_ops[w].op)},
+                        {"size_bytes", static_cast<long long>(with_plans[w].request.bytes)},
+                        {"algorithm", with_plans[w].algorithm()},
+                        {"protocol", with_plans[w].protocol()},
+                        {"time_us", to_microseconds(r.with[w].time)},
+                        {"mean_rank_finish_us", 1e6 * r.with[w].mean_finish_s},
+                        {"alone_time_us", to_microseconds(with_alone[w].time)}});
+      }
     }
     text << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }

@@ -460,6 +460,13 @@ std::vector<ClusterParam> network_params() {
            .help = "the switches reduce in the network (InfiniBand SHARP with NCCL's CollNet "
                    "plugin), enabling CollNet Direct and Chain"},
           [](auto& s) -> auto& { return s.network.sharp; }),
+      P::flag(
+          {.key = "network.latency_first",
+           .help = "a transfer waits its route latency before it takes any bandwidth, as "
+                   "SimGrid's message model runs it (false: it takes bandwidth at once and "
+                   "arrives its route latency after its last byte leaves); alone, a transfer "
+                   "takes the same time either way"},
+          [](auto& s) -> auto& { return s.network.latency_first; }),
   };
 }
 

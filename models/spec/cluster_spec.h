@@ -137,6 +137,9 @@ struct NetworkSpec {
   Time switch_latency = 0;        // per switch-to-switch hop
   // The switches reduce in the network (InfiniBand SHARP with NCCL's CollNet plugin).
   bool sharp = false;
+  // A transfer waits its route latency before it takes bandwidth (SimGrid's message model);
+  // default: it takes bandwidth at once and arrives its route latency after its last byte leaves.
+  bool latency_first = false;
 };
 
 struct ClusterSpec {

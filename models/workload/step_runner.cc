@@ -24,6 +24,7 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
   TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
                   "the solve quantum is resolved to a time before a step runs");
   network_.set_solve_quantum(std::get<Time>(options.solve_quantum));
+  network_.set_latency_first(cluster.network.latency_first);
   trace_->gpus_per_node = cluster.gpus_per_node;
   TaskGraph& graph = trace_->graph;
   if (input_copies) copy_stream_ = graph.add_stream("copy");

@@ -1,0 +1,154 @@
+#include "models/collectives/flat_collectives.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "engine/check.h"
+#include "models/collectives/algorithms.h"
+#include "models/collectives/ring_collective.h"
+
+namespace trainsim::models {
+
+namespace {
+
+// Ring steps of the operation over p ranks (0 for an all-to-all).
+int ring_steps(CollectiveOp op, int p) {
+  return op == CollectiveOp::kAllReduce ? 2 * (p - 1) : p - 1;
+}
+
+RingOrders rank_order(int p) {
+  RingOrders order(1, std::vector<int>(p));
+  std::iota(order[0].begin(), order[0].end(), 0);
+  return order;
+}
+
+RingSchedule flat_ring_schedule(CollectiveOp op, int p, double bytes) {
+  RingSchedule s{ring_steps(op, p), bytes / p};
+  s.rendezvous = true;
+  return s;
+}
+
+std::vector<std::vector<double>> uniform_matrix(int p, double bytes) {
+  std::vector<std::vector<double>> m(p, std::vector<double>(p, bytes / p));
+  for (int r = 0; r < p; ++r) m[r][r] = 0.0;
+  return m;
+}
+
+class FlatAllToAll final : public Collective {
+ public:
+  FlatAllToAll(FlowNetwork& network, const ClusterTopology& topology,
+               std::vector<std::vector<double>> bytes)
+      : network_(network),
+        vertices_(topology.gpu_vertices),
+        bytes_(std::move(bytes)),
+        left_(vertices_.size(), 0),
+        done_(vertices_.size()),
+        joined_(vertices_.size(), false) {
+    TRAINSIM_ASSERT(bytes_.size() == vertices_.size(), "byte matrix does not match the GPUs");
+    for (std::size_t a = 0; a < bytes_.size(); ++a) {
+      TRAINSIM_ASSERT(bytes_[a].size() == vertices_.size(), "byte matrix is not square");
+      for (std::size_t b = 0; b < bytes_.size(); ++b) {
+        if (a == b || bytes_[a][b] <= 0) continue;
+        ++left_[a];
+        ++left_[b];
+      }
+    }
+  }
+
+  void join(int rank, std::function<void()> done) override {
+    TRAINSIM_ASSERT(!joined_[rank], "rank joined twice");
+    joined_[rank] = true;
+    done_[rank] = std::move(done);
+    for (std::size_t dst = 0; dst < vertices_.size(); ++dst) {
+      const double b = bytes_[rank][dst];
+      if (static_cast<int>(dst) == rank || b <= 0) continue;
+      const int to = static_cast<int>(dst);
+      network_.start(vertices_[rank], vertices_[dst], b, [this, rank, to] {
+        settle(rank);
+        settle(to);
+      });
+    }
+    check_done(rank);
+  }
+
+ private:
+  void settle(int rank) {
+    --left_[rank];
+    check_done(rank);
+  }
+  void check_done(int rank) {
+    if (left_[rank] == 0 && joined_[rank] && done_[rank]) {
+      auto done = std::move(done_[rank]);
+      done_[rank] = nullptr;
+      done();
+    }
+  }
+
+  FlowNetwork& network_;
+  std::vector<VertexId> vertices_;
+  std::vector<std::vector<double>> bytes_;
+  std::vector<int> left_;  // messages from and to the rank not yet arrived
+  std::vector<std::function<void()>> done_;
+  std::vector<bool> joined_;
+};
+
+}  // namespace
+
+bool has_flat_form(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+         op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll;
+}
+
+std::unique_ptr<Collective> make_flat_collective(Simulation& simulation, FlowNetwork& network,
+                                                 const ClusterTopology& topology, CollectiveOp op,
+                                                 double bytes) {
+  TRAINSIM_ASSERT(has_flat_form(op), "no flat form of this collective");
+  const int p = topology.gpu_count();
+  if (op == CollectiveOp::kAllToAll) {
+    return make_flat_alltoallv(simulation, network, topology, uniform_matrix(p, bytes));
+  }
+  if (p == 1) return std::make_unique<AnalyticCollective>(simulation, 1, 0);
+  return std::make_unique<RingCollective>(simulation, network, topology.gpu_vertices, rank_order(p),
+                                          flat_ring_schedule(op, p, bytes));
+}
+
+std::unique_ptr<Collective> make_flat_alltoallv(Simulation&, FlowNetwork& network,
+                                                const ClusterTopology& topology,
+                                                std::vector<std::vector<double>> bytes) {
+  return std::make_unique<FlatAllToAll>(network, topology, std::move(bytes));
+}
+
+Time flat_collective_time(Router& router, const ClusterTopology& topology, CollectiveOp op,
+                          double bytes) {
+  TRAINSIM_ASSERT(has_flat_form(op), "no flat form of this collective");
+  const int p = topology.gpu_count();
+  if (op == CollectiveOp::kAllToAll) {
+    return flat_alltoallv_time(router, topology, uniform_matrix(p, bytes));
+  }
+  if (p == 1) return 0;
+  return ring_collective_time(router, topology.gpu_vertices, rank_order(p),
+                              flat_ring_schedule(op, p, bytes));
+}
+
+Time flat_alltoallv_time(Router& router, const ClusterTopology& topology,
+                         const std::vector<std::vector<double>>& bytes) {
+  std::vector<Stream> streams;
+  Time latency = 0;
+  for (std::size_t a = 0; a < bytes.size(); ++a) {
+    for (std::size_t b = 0; b < bytes[a].size(); ++b) {
+      if (a == b || bytes[a][b] <= 0) continue;
+      const RouteId route = router.route(topology.gpu_vertices[a], topology.gpu_vertices[b]);
+      Stream s;
+      const auto links = router.links(route);
+      s.links.assign(links.begin(), links.end());
+      s.bytes_per_byte = bytes[a][b];
+      streams.push_back(std::move(s));
+      latency = std::max(latency, router.latency(route));
+    }
+  }
+  if (streams.empty()) return 0;
+  return latency + time_from_seconds(stage_seconds(topology.topology, streams, 1.0));
+}
+
+}  // namespace trainsim::models
