@@ -111,6 +111,77 @@ TEST(CliTest, SameInputsGiveByteIdenticalOutput) {
   EXPECT_EQ(read_file(t1), read_file(t2));
 }
 
+TEST(CliTest, RepeatGivesTheMeanAndIntervalOverSeeds) {
+  // Every GPU's slowdown drawn per run: --repeat 3 runs seeds 5, 6, 7; the first run is the table,
+  // and the interval is the runs' own; the same command gives the same bytes.
+  const std::vector<std::string> args = {"predict",
+                                         "--nodes",
+                                         "1,2",
+                                         "--seed",
+                                         "5",
+                                         "--repeat",
+                                         "3",
+                                         "--format",
+                                         "json",
+                                         "--set",
+                                         "cluster.stragglers.distribution=uniform",
+                                         "--set",
+                                         "cluster.stragglers.max=1.3"};
+  const Result a = run(args);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(run(args).out, a.out);
+  const auto doc = nlohmann::json::parse(a.out);
+  std::vector<double> throughput;
+  for (const std::uint64_t seed : {5, 6, 7}) {
+    std::vector<std::string> one(args);
+    one[4] = std::to_string(seed);
+    one[6] = "1";
+    const Result r = run(one);
+    ASSERT_EQ(r.status, 0) << r.err;
+    throughput.push_back(nlohmann::json::parse(r.out)["points"][1]["throughput_examples_per_s"]);
+  }
+  const auto& repeated = doc["points"][1]["repeated"];
+  EXPECT_EQ(repeated["runs"], 3);
+  const double mean = (throughput[0] + throughput[1] + throughput[2]) / 3;
+  double squares = 0;
+  for (const double t : throughput) squares += (t - mean) * (t - mean);
+  // t(0.975, 2) = 4.302653
+  EXPECT_NEAR(repeated["throughput"]["mean"].get<double>(), mean, 1e-6 * mean);
+  EXPECT_NEAR(repeated["throughput"]["ci95_half_width"].get<double>(),
+              4.302653 * std::sqrt(squares / 2) / std::sqrt(3.0), 1e-6 * mean);
+  EXPECT_GT(repeated["throughput"]["ci95_half_width"].get<double>(), 0);
+  EXPECT_EQ(doc["points"][1]["throughput_examples_per_s"].get<double>(), throughput[0]);
+  // The table and the CSV carry it too.
+  std::vector<std::string> table(args.begin(), args.end());
+  table[8] = "table";
+  EXPECT_NE(run(table).out.find("over 3 runs (seeds 5 to 7)"), std::string::npos);
+  table[8] = "csv";
+  EXPECT_NE(run(table).out.find(",runs,throughput_mean,throughput_ci95,"), std::string::npos);
+  EXPECT_EQ(run({"predict", "--repeat", "0"}).status, 2);
+}
+
+TEST(CliTest, StragglerSettingsAreCheckedWhereTheyAreGiven) {
+  const auto bad = [](const std::string& setting, const std::string& message) {
+    const Result r = run({"predict", "--nodes", "1", "--set", setting});
+    EXPECT_EQ(r.status, 2) << setting;
+    EXPECT_NE(r.err.find(message), std::string::npos) << setting << ": " << r.err;
+  };
+  bad("cluster.stragglers.gpus=[[3]]", "needs 2 entries, has 1");
+  bad("cluster.stragglers.gpus=[[5000, 2]]", "GPU 5000 does not exist (0..1023)");
+  bad("cluster.stragglers.gpus=[[3, 0.5]]", "a slowdown is at least 1");
+  bad("cluster.stragglers.nics=[[0, 8, 0.5]]", "NIC 8 does not exist (0..7)");
+  bad("cluster.stragglers.nics=[[0, 1, 1.5]]", "stragglers.nics");
+  bad("cluster.stragglers.failed_uplinks=[[0, 0], [0, 1], [0, 2], [0, 3]]",
+      "a leaf needs at least one working uplink");
+  bad("cluster.stragglers.failed_uplinks=[[0, 5]]", "spine 5 does not exist (0..3)");
+  bad("cluster.stragglers.max=2", "stragglers.max");
+  // A slow GPU shows as the slowest rank.
+  const Result r = run({"predict", "--nodes", "1", "--format", "json", "--set",
+                        "cluster.stragglers.gpus=[[5, 1.5]]"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["points"][0]["slowest_rank"], 5);
+}
+
 TEST(CliTest, TraceHasATrackPerRankAndStream) {
   TempDir dir;
   const std::string trace = dir.file("trace.json").string();

@@ -56,7 +56,11 @@ po::options_description predict_options() {
     ("trace-nodes", po::value<int>(), "node count whose steps --trace records (default: the largest)")
     ("plot", po::value<std::string>(),
      "draw speedup and efficiency against nodes (with the ideal line) and the step breakdown per "
-     "node count as an SVG file");
+     "node count as an SVG file")
+    ("repeat", po::value<int>()->default_value(1),
+     "run N times with seeds --seed, --seed + 1, ... (stragglers drawn from a distribution, "
+     "preprocessing jitter: everything random drawn afresh) and give the mean and 95% confidence "
+     "interval of throughput, speedup, efficiency and step time in every output format");
   // clang-format on
   add_study_options(o);
   return o;
@@ -265,8 +269,10 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
       progress.update(done, "(" + std::to_string(n) + " nodes done)");
     };
   }
+  const int repeat = vm["repeat"].as<int>();
+  if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
   const models::ScalingStudy study =
-      models::run_scaling_study(cluster, workload, nodes, study_options);
+      models::run_repeated_scaling_study(cluster, workload, nodes, study_options, repeat);
 
   Provenance provenance;
   provenance.command = "predict";

@@ -172,6 +172,36 @@ void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingP
   }
 }
 
+bool repeated(const PredictReport& r) {
+  return !r.study->points.empty() && r.study->points.front().repeated;
+}
+
+// With --repeat: per node count, the mean and 95% interval of the figures over the runs.
+void write_repeated(std::ostream& out, const PredictReport& r) {
+  if (!repeated(r)) return;
+  const auto& points = r.study->points;
+  const int runs = points.front().repeated->runs;
+  out << "\nover " << runs << " runs";
+  if (r.provenance) {
+    out << " (seeds " << r.provenance->seed << " to " << r.provenance->seed + runs - 1 << ")";
+  }
+  out << ", everything random drawn afresh in each: mean +- 95% confidence interval\n"
+      << "nodes  " << pad_left("throughput (ex/s)", 22) << "  " << pad_left("speedup", 19) << "  "
+      << pad_left("efficiency", 21) << "  " << pad_left("step (ms)", 19) << "\n";
+  for (const auto& p : points) {
+    const models::RepeatedFigures& f = *p.repeated;
+    auto pair = [](const char* format, double mean, double half, std::size_t width) {
+      return pad_left(printf_string(format, mean) + " +- " + printf_string(format, half), width);
+    };
+    out << pad_left(std::to_string(p.nodes), 5) << "  "
+        << pair("%.0f", f.throughput.mean, f.throughput.half_width, 22) << "  "
+        << pair("%.3f", f.speedup.mean, f.speedup.half_width, 19) << "  "
+        << pair("%.4f", f.efficiency.mean, f.efficiency.half_width, 21) << "  "
+        << pair("%.3f", 1e3 * f.step_time_s.mean, 1e3 * f.step_time_s.half_width, 19) << "\n";
+  }
+  out << "(the table above is the first run; efficiency as a fraction)\n";
+}
+
 void write_table(std::ostream& out, const PredictReport& r) {
   const auto& points = r.study->points;
   const ModelSummary model = summarize(*r.workload, r.study->batch);
@@ -200,6 +230,7 @@ void write_table(std::ostream& out, const PredictReport& r) {
   }
   write_stall_by_collective(out, points);
   write_beyond_the_step(out, points);
+  write_repeated(out, r);
   out << "\nttq = time-to-quality (wall time to the target) and its speedup over the baseline;\n"
          "times in ms per step: compute = local work on the GPU; comm stall = communication not\n"
          "hidden behind compute; imbalance = waiting in collectives for the slowest rank; input = "
@@ -215,11 +246,25 @@ void write_csv(std::ostream& out, const PredictReport& r) {
   std::string header;
   for (const ResultColumn& c : result_columns())
     header += (header.empty() ? "" : ",") + c.csv_key();
+  // With --repeat: the mean and 95% half-width over the runs.
+  const bool extra = repeated(r);
+  if (extra) {
+    header +=
+        ",runs,throughput_mean,throughput_ci95,speedup_mean,speedup_ci95,efficiency_mean,"
+        "efficiency_ci95,step_time_mean_s,step_time_ci95_s";
+  }
   out << header << "\n";
   for (const auto& p : r.study->points) {
     std::string line;
     for (const ResultColumn& c : result_columns()) {
       line += (&c == &result_columns().front() ? "" : ",") + c.csv_text(p);
+    }
+    if (extra) {
+      const models::RepeatedFigures& f = *p.repeated;
+      line += "," + std::to_string(f.runs);
+      for (const models::Interval& i : {f.throughput, f.speedup, f.efficiency, f.step_time_s}) {
+        line += "," + printf_string("%.9g", i.mean) + "," + printf_string("%.9g", i.half_width);
+      }
     }
     out << line << "\n";
   }
@@ -261,6 +306,17 @@ void write_json(std::ostream& out, const PredictReport& r) {
     if (!std::isnan(p.time_to_quality_s)) {
       j["examples_to_target"] = p.examples_to_target;
       j["steps_to_target"] = p.steps_to_target;
+    }
+    if (p.repeated) {
+      const models::RepeatedFigures& f = *p.repeated;
+      auto interval = [](const models::Interval& i) {
+        return nlohmann::ordered_json{{"mean", i.mean}, {"ci95_half_width", i.half_width}};
+      };
+      j["repeated"] = {{"runs", f.runs},
+                       {"throughput", interval(f.throughput)},
+                       {"speedup", interval(f.speedup)},
+                       {"efficiency", interval(f.efficiency)},
+                       {"step_time_s", interval(f.step_time_s)}};
     }
     if (p.host_memory) {
       const models::HostMemoryUse& h = *p.host_memory;

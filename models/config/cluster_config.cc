@@ -596,6 +596,175 @@ std::vector<ClusterParam> collectives_params() {
   };
 }
 
+// A list of rows of numbers, e.g. [[3, 2.0], [12, 1.5]]: each row has `arity` entries and is
+// read by `read_row` (which checks it), and written back from `rows`.
+ClusterParam rows_param(ParamDoc doc, std::size_t arity,
+                        std::function<void(const std::vector<ConfigNode>&, ClusterSpec&)> read_row,
+                        std::function<std::vector<std::vector<double>>(const ClusterSpec&)> rows) {
+  return P::custom(
+      std::move(doc),
+      [arity, read_row](const ConfigNode& list, ClusterSpec& c) {
+        for (const ConfigNode& row : list.items()) {
+          const auto fields = row.items();
+          if (fields.size() != arity) {
+            row.fail("needs " + std::to_string(arity) + " entries, has " +
+                     std::to_string(fields.size()));
+          }
+          read_row(fields, c);
+        }
+      },
+      [rows](const ClusterSpec& c) -> std::optional<YAML::Node> {
+        const auto values = rows(c);
+        if (values.empty()) return std::nullopt;
+        YAML::Node list(YAML::NodeType::Sequence);
+        list.SetStyle(YAML::EmitterStyle::Flow);
+        for (const auto& row : values) {
+          YAML::Node entry(YAML::NodeType::Sequence);
+          entry.SetStyle(YAML::EmitterStyle::Flow);
+          for (const double v : row) entry.push_back(yaml_text(format_plain(v)));
+          list.push_back(entry);
+        }
+        return list;
+      });
+}
+
+// An index in [0, below) at `node`, naming what it counts in the error.
+int index_below(const ConfigNode& node, long long below, const std::string& what) {
+  const std::int64_t v = node.as_integer();
+  if (v < 0 || v >= below) {
+    node.fail(what + " " + std::to_string(v) + " does not exist (0.." + std::to_string(below - 1) +
+              ")");
+  }
+  return static_cast<int>(v);
+}
+
+double slowdown_at(const ConfigNode& node) {
+  const double v = node.as_number();
+  if (!(v >= 1.0)) node.fail("a slowdown is at least 1 (2: half speed), got " + node.as_string());
+  return v;
+}
+
+std::vector<ClusterParam> straggler_params() {
+  using D = SlowdownDistribution;
+  constexpr const char* kSlowdown =
+      "a slowdown: its compute takes this many times as long (2: half speed)";
+  ClusterParam failed = rows_param(
+      {.key = "stragglers.failed_uplinks",
+       .type = "list of [leaf, spine]",
+       .default_text = "none",
+       .help = "failed leaf-spine links (fat_tree; leaves numbered group by group, rails within "
+               "a group); their traffic takes the other spines"},
+      2,
+      [](const std::vector<ConfigNode>& f, ClusterSpec& c) {
+        if (c.network.topology != NetworkTopology::kFatTree) {
+          f[0].fail("failed uplinks need network.topology: fat_tree");
+        }
+        FailedUplink u{index_below(f[0], kMostNodes, "leaf"),
+                       index_below(f[1], c.network.spines, "spine")};
+        int lost = 1;
+        for (const FailedUplink& o : c.stragglers.failed_uplinks) {
+          if (o.leaf != u.leaf) continue;
+          if (o.spine == u.spine) f[1].fail("this uplink is listed twice");
+          ++lost;
+        }
+        if (lost >= c.network.spines) f[0].fail("a leaf needs at least one working uplink");
+        c.stragglers.failed_uplinks.push_back(u);
+      },
+      [](const ClusterSpec& c) {
+        std::vector<std::vector<double>> out;
+        for (const FailedUplink& u : c.stragglers.failed_uplinks) {
+          out.push_back({1.0 * u.leaf, 1.0 * u.spine});
+        }
+        return out;
+      });
+  ClusterParam distribution = P::choice(
+      {.key = "stragglers.distribution",
+       .help = "every GPU's slowdown drawn once per run from the seed (times the fixed ones): "
+               "none, uniform in [min, max], or exponential (1 + an exponential of mean "
+               "mean_excess); --repeat draws again per run"},
+      slowdown_distribution_names(), [](auto& s) -> auto& { return s.stragglers.distribution; });
+  distribution.write = [](const ClusterSpec& c) -> std::optional<YAML::Node> {
+    if (c.stragglers.distribution == D::kNone) return std::nullopt;
+    return yaml_text(std::string(slowdown_distribution_names().name(c.stragglers.distribution)));
+  };
+  return {
+      P::section({.key = "stragglers",
+                  .help = "what-ifs of a cluster that is not all healthy: slow GPUs, slow NICs, "
+                          "failed links"}),
+      rows_param(
+          {.key = "stragglers.gpus",
+           .type = "list of [rank, slowdown]",
+           .default_text = "none",
+           .help = std::string("GPUs (global rank: node x GPUs per node + local index) with ") +
+                   kSlowdown},
+          2,
+          [](const std::vector<ConfigNode>& f, ClusterSpec& c) {
+            c.stragglers.gpus.push_back(
+                {index_below(f[0], 1LL * c.nodes * c.gpus_per_node, "GPU"), slowdown_at(f[1])});
+          },
+          [](const ClusterSpec& c) {
+            std::vector<std::vector<double>> out;
+            for (const SlowGpu& g : c.stragglers.gpus) out.push_back({1.0 * g.rank, g.slowdown});
+            return out;
+          }),
+      rows_param(
+          {.key = "stragglers.nodes",
+           .type = "list of [node, slowdown]",
+           .default_text = "none",
+           .help = std::string("nodes whose every GPU has ") + kSlowdown},
+          2,
+          [](const std::vector<ConfigNode>& f, ClusterSpec& c) {
+            c.stragglers.nodes.push_back({index_below(f[0], c.nodes, "node"), slowdown_at(f[1])});
+          },
+          [](const ClusterSpec& c) {
+            std::vector<std::vector<double>> out;
+            for (const SlowNode& n : c.stragglers.nodes) out.push_back({1.0 * n.node, n.slowdown});
+            return out;
+          }),
+      rows_param(
+          {.key = "stragglers.nics",
+           .type = "list of [node, nic, fraction]",
+           .default_text = "none",
+           .help = "NICs running at a fraction of their bandwidth (both directions), e.g. a "
+                   "link that trained down to a lower speed"},
+          3,
+          [](const std::vector<ConfigNode>& f, ClusterSpec& c) {
+            c.stragglers.nics.push_back({index_below(f[0], c.nodes, "node"),
+                                         index_below(f[1], c.nic.count, "NIC"), f[2].fraction()});
+          },
+          [](const ClusterSpec& c) {
+            std::vector<std::vector<double>> out;
+            for (const SlowNic& n : c.stragglers.nics) {
+              out.push_back({1.0 * n.node, 1.0 * n.nic, n.fraction});
+            }
+            return out;
+          }),
+      failed,
+      distribution,
+      for_fabric(P::number({.key = "stragglers.min", .help = "uniform: the least slowdown"},
+                           [](auto& s) -> auto& { return s.stragglers.min; }, "at least 1",
+                           [](double v) { return v >= 1.0; }),
+                 [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
+                 "distribution: uniform"),
+      for_fabric(
+          P::checked(P::number({.key = "stragglers.max", .help = "uniform: the largest slowdown"},
+                               [](auto& s) -> auto& { return s.stragglers.max; }, "at least 1",
+                               [](double v) { return v >= 1.0; }),
+                     [](const ConfigNode& n, ClusterSpec& c) {
+                       if (c.stragglers.max < c.stragglers.min) n.fail("is below stragglers.min");
+                     }),
+          [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
+          "distribution: uniform"),
+      for_fabric(
+          P::number({.key = "stragglers.mean_excess",
+                     .help = "exponential: the mean slowdown beyond 1 (0.05: 5% on average)"},
+                    [](auto& s) -> auto& { return s.stragglers.mean_excess; }, "> 0",
+                    [](double v) { return v > 0.0; }),
+          [](const ClusterSpec& c) { return c.stragglers.distribution == D::kExponential; },
+          "distribution: exponential"),
+  };
+}
+
 ParamTable<ClusterSpec> make_cluster_params() {
   std::vector<ClusterParam> params = identity_params();
   add(params, gpu_params());
@@ -606,6 +775,7 @@ ParamTable<ClusterSpec> make_cluster_params() {
   add(params, host_params<ClusterSpec>([](auto& s) -> auto& { return s.host; }));
   add(params, reliability_params<ClusterSpec>([](auto& s) -> auto& { return s.reliability; }));
   add(params, collectives_params());
+  add(params, straggler_params());
   ClusterSpec defaults;
   defaults.collectives = calibrated_collective_defaults(defaults.nic.transport);
   return ParamTable<ClusterSpec>("Cluster (configs/clusters/*.yaml)", std::move(params), defaults);

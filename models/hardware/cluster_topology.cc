@@ -1,5 +1,6 @@
 #include "models/hardware/cluster_topology.h"
 
+#include <algorithm>
 #include <string>
 
 #include "engine/check.h"
@@ -90,8 +91,12 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
   const LinkClassSpec& wire = spec.nic.link;
   auto attach = [&](int node, int index, VertexId sw) {
     const NicVertices& nic = nics[node][index];
-    t.add_link(nic.send, sw, wire.effective_bandwidth(), wire.latency, "nic");
-    t.add_link(sw, nic.receive, wire.effective_bandwidth(), wire.latency, "nic");
+    double bandwidth = wire.effective_bandwidth();
+    for (const SlowNic& slow : spec.stragglers.nics) {
+      if (slow.node == node && slow.nic == index) bandwidth *= slow.fraction;
+    }
+    t.add_link(nic.send, sw, bandwidth, wire.latency, "nic");
+    t.add_link(sw, nic.receive, bandwidth, wire.latency, "nic");
     out.nic_switch_vertices[node][index] = sw;
   };
 
@@ -121,8 +126,12 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
           t.add_vertex("leaf" + std::to_string(group) +
                            (net.rail_optimized ? "/rail" + std::to_string(rail) : ""),
                        true);
-      for (const VertexId spine : spines) {
-        t.add_duplex(leaf, spine, uplink_bw, net.switch_latency, "leaf-spine");
+      const int leaf_index = group * rails + rail;
+      for (int s = 0; s < net.spines; ++s) {
+        const bool failed = std::any_of(
+            spec.stragglers.failed_uplinks.begin(), spec.stragglers.failed_uplinks.end(),
+            [&](const FailedUplink& u) { return u.leaf == leaf_index && u.spine == s; });
+        if (!failed) t.add_duplex(leaf, spines[s], uplink_bw, net.switch_latency, "leaf-spine");
       }
       for (int n = group * net.nodes_per_leaf;
            n < std::min(nodes, (group + 1) * net.nodes_per_leaf); ++n) {

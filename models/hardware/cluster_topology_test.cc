@@ -73,6 +73,41 @@ TEST(ClusterTopologyTest, FatTreeUplinksFollowOversubscription) {
   EXPECT_EQ(uplinks, 2 /*leaves*/ * 4 /*spines*/ * 2 /*directions*/);
 }
 
+TEST(ClusterTopologyTest, StragglersSlowANicAndFailAnUplink) {
+  ClusterSpec spec = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  spec.network.rail_optimized = false;
+  spec.network.nodes_per_leaf = 2;
+  spec.network.spines = 4;
+  spec.stragglers.nics = {{1, 3, 0.25}};              // node 1's NIC 3 at a quarter of its rate
+  spec.stragglers.failed_uplinks = {{0, 2}, {1, 0}};  // leaf 0 - spine 2, leaf 1 - spine 0
+  const ClusterTopology ct = build_cluster_topology(spec, 4);
+  const double nic = 50e9 * spec.nic.link.efficiency;
+  int slow = 0;
+  for (const Link& l : ct.topology.links()) {
+    if (l.label != "nic") continue;
+    const bool node1_nic3 = ct.topology.vertex(l.from).name == "n1/nic3.tx" ||
+                            ct.topology.vertex(l.to).name == "n1/nic3.rx";
+    EXPECT_DOUBLE_EQ(l.bandwidth_bytes_per_s, node1_nic3 ? nic / 4 : nic);
+    slow += node1_nic3;
+  }
+  EXPECT_EQ(slow, 2);  // both directions
+  // 2 leaves x 4 spines, less the two failed, in both directions.
+  int uplinks = 0;
+  for (const Link& l : ct.topology.links()) {
+    if (l.label != "leaf-spine") continue;
+    ++uplinks;
+    const std::string a = ct.topology.vertex(l.from).name;
+    const std::string b = ct.topology.vertex(l.to).name;
+    for (const auto& [leaf, spine] : {std::pair{"leaf0", "spine2"}, std::pair{"leaf1", "spine0"}}) {
+      EXPECT_FALSE((a == leaf && b == spine) || (a == spine && b == leaf)) << a << " " << b;
+    }
+  }
+  EXPECT_EQ(uplinks, (2 * 4 - 2) * 2);
+  // Traffic between the leaves still flows, through spine 1 or 3.
+  Router router(ct.topology);
+  EXPECT_EQ(route_labels(router, ct.topology, ct.gpu(0, 0), ct.gpu(2, 0)).size(), 6u);
+}
+
 TEST(ClusterTopologyTest, SingleNodeHasNoNetwork) {
   const ClusterSpec spec = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-a100.yaml");
   const ClusterTopology ct = build_cluster_topology(spec, 1);

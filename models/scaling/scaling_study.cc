@@ -1,9 +1,12 @@
 #include "models/scaling/scaling_study.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
+
+#include <boost/math/distributions/students_t.hpp>
 
 #include "engine/check.h"
 #include "models/runtime/convergence.h"
@@ -313,6 +316,57 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
 ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec& model,
                                std::vector<int> node_counts, const ScalingStudyOptions& options) {
   return run_scaling_study(cluster, Workload{model, std::nullopt}, std::move(node_counts), options);
+}
+
+Interval confidence_interval_95(const std::vector<double>& sample) {
+  Interval out;
+  const std::size_t n = sample.size();
+  if (n == 0) return out;
+  for (const double v : sample) out.mean += v;
+  out.mean /= static_cast<double>(n);
+  if (n == 1) return out;
+  double squares = 0.0;
+  for (const double v : sample) squares += (v - out.mean) * (v - out.mean);
+  const double sd = std::sqrt(squares / static_cast<double>(n - 1));
+  const boost::math::students_t t(static_cast<double>(n - 1));
+  out.half_width = boost::math::quantile(t, 0.975) * sd / std::sqrt(static_cast<double>(n));
+  return out;
+}
+
+ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Workload& workload,
+                                        std::vector<int> node_counts,
+                                        const ScalingStudyOptions& options, int runs) {
+  TRAINSIM_ASSERT(runs >= 1, "at least one run");
+  ScalingStudy first = run_scaling_study(cluster, workload, node_counts, options);
+  if (runs == 1) return first;
+  const std::size_t points = first.points.size();
+  std::vector<std::array<std::vector<double>, 4>> samples(points);
+  auto add = [&](const ScalingStudy& study) {
+    for (std::size_t i = 0; i < points; ++i) {
+      const ScalingPoint& p = study.points[i];
+      samples[i][0].push_back(p.throughput);
+      samples[i][1].push_back(p.speedup);
+      samples[i][2].push_back(p.efficiency);
+      samples[i][3].push_back(to_seconds(p.step_time));
+    }
+  };
+  add(first);
+  ScalingStudyOptions again = options;
+  again.trace_nodes = 0;
+  for (int run = 1; run < runs; ++run) {
+    again.simulation.seed = options.simulation.seed + static_cast<std::uint64_t>(run);
+    add(run_scaling_study(cluster, workload, node_counts, again));
+  }
+  for (std::size_t i = 0; i < points; ++i) {
+    RepeatedFigures r;
+    r.runs = runs;
+    r.throughput = confidence_interval_95(samples[i][0]);
+    r.speedup = confidence_interval_95(samples[i][1]);
+    r.efficiency = confidence_interval_95(samples[i][2]);
+    r.step_time_s = confidence_interval_95(samples[i][3]);
+    first.points[i].repeated = r;
+  }
+  return first;
 }
 
 }  // namespace trainsim::models

@@ -41,6 +41,23 @@ struct HostMemoryUse {
   double link_bytes = 0;  // moved per step over the busiest GPU's host link (both directions)
 };
 
+// A sample's mean and the half-width of its 95% confidence interval for the mean (Student's t
+// with n - 1 degrees of freedom; 0 for a single value).
+struct Interval {
+  double mean = 0.0;
+  double half_width = 0.0;
+};
+Interval confidence_interval_95(const std::vector<double>& sample);
+
+// Throughput, speedup and efficiency over independent runs (seeds) of everything random.
+struct RepeatedFigures {
+  int runs = 0;
+  Interval throughput;
+  Interval speedup;
+  Interval efficiency;
+  Interval step_time_s;
+};
+
 struct ScalingPoint {
   int nodes = 0;
   int gpus = 0;
@@ -70,6 +87,7 @@ struct ScalingPoint {
   double ttq_speedup = 0.0;  // time-to-quality(baseline) / time-to-quality(N)
   // Relative time-to-quality (per example of E_min), for the speedup when E_min is unknown.
   double relative_ttq = 0.0;
+  std::optional<RepeatedFigures> repeated;  // run_repeated_scaling_study
 };
 
 struct BatchScaling {
@@ -117,6 +135,12 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
                                std::vector<int> node_counts, const ScalingStudyOptions& options);
 ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec& model,
                                std::vector<int> node_counts, const ScalingStudyOptions& options);
+// The study `runs` times with seeds seed, seed + 1, ... (each run draws its stragglers, jitter and
+// sampled ids afresh): the first run's points, each with the mean and 95% interval over the runs
+// (speedup and efficiency within each run, over that run's baseline).
+ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Workload& workload,
+                                        std::vector<int> node_counts,
+                                        const ScalingStudyOptions& options, int runs);
 
 // One node count of the study, `batch_per_gpu` examples per GPU; with the job's input pipeline and
 // checkpoints and the time-to-quality of `target` (when given).

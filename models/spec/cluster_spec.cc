@@ -1,6 +1,7 @@
 #include "models/spec/cluster_spec.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/check.h"
 
@@ -23,6 +24,37 @@ const EnumNames<NetTransport>& net_transport_names() {
       {NetTransport::kTcpxo, "tcpxo"},           {NetTransport::kSocket, "socket"}};
   return names;
 }
+const EnumNames<SlowdownDistribution>& slowdown_distribution_names() {
+  static const EnumNames<SlowdownDistribution> names = {
+      {SlowdownDistribution::kNone, "none"},
+      {SlowdownDistribution::kUniform, "uniform"},
+      {SlowdownDistribution::kExponential, "exponential"}};
+  return names;
+}
+
+std::vector<double> compute_slowdowns(const StragglerSpec& stragglers, int nodes, int gpus_per_node,
+                                      std::mt19937_64& rng) {
+  const int ranks = nodes * gpus_per_node;
+  std::vector<double> out(ranks, 1.0);
+  for (const SlowGpu& g : stragglers.gpus) {
+    if (g.rank < ranks) out[g.rank] *= g.slowdown;
+  }
+  for (const SlowNode& n : stragglers.nodes) {
+    for (int l = 0; l < gpus_per_node && n.node < nodes; ++l) {
+      out[n.node * gpus_per_node + l] *= n.slowdown;
+    }
+  }
+  if (stragglers.distribution == SlowdownDistribution::kNone) return out;
+  for (double& s : out) {
+    // 53 random bits: u in [0, 1), the same on every platform.
+    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+    s *= stragglers.distribution == SlowdownDistribution::kUniform
+             ? stragglers.min + (stragglers.max - stragglers.min) * u
+             : 1.0 - stragglers.mean_excess * std::log1p(-u);
+  }
+  return out;
+}
+
 std::string_view net_transport_name(NetTransport transport) {
   return net_transport_names().name(transport);
 }

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -142,6 +143,49 @@ struct NetworkSpec {
   bool latency_first = false;
 };
 
+// A cluster that is not all healthy, as what-ifs (the questions of "Understanding Stragglers in
+// Large Model Training Using What-if Analysis", OSDI 2025): GPUs that compute slower (a fixed set,
+// whole nodes, or every GPU drawn from a distribution: thermal throttling, a slow host), NICs
+// below their line rate, failed leaf-spine links whose traffic the other spines carry. Indices
+// beyond the nodes of a run do not apply to it.
+enum class SlowdownDistribution { kNone, kUniform, kExponential };
+const EnumNames<SlowdownDistribution>& slowdown_distribution_names();
+
+struct SlowGpu {
+  int rank = 0;           // global: node * gpus_per_node + local index
+  double slowdown = 1.0;  // its compute takes this many times as long
+};
+struct SlowNode {
+  int node = 0;
+  double slowdown = 1.0;  // every GPU of the node
+};
+struct SlowNic {
+  int node = 0;
+  int nic = 0;
+  double fraction = 1.0;  // of its bandwidth, both directions
+};
+struct FailedUplink {
+  int leaf = 0;  // in build order: leaf group by group, rails within a group
+  int spine = 0;
+};
+struct StragglerSpec {
+  std::vector<SlowGpu> gpus;
+  std::vector<SlowNode> nodes;
+  std::vector<SlowNic> nics;
+  std::vector<FailedUplink> failed_uplinks;
+  // Every GPU's slowdown drawn once per run from the run's seed (times the fixed ones above):
+  // uniform in [min, max], or 1 + an exponential of mean `mean_excess`.
+  SlowdownDistribution distribution = SlowdownDistribution::kNone;
+  double min = 1.0;
+  double max = 1.0;
+  double mean_excess = 0.0;
+};
+
+// Each rank's compute slowdown in a run of `nodes` x `gpus_per_node` GPUs: the fixed ones times a
+// draw (rank by rank from `rng`, which must come from the run's seed).
+std::vector<double> compute_slowdowns(const StragglerSpec& stragglers, int nodes,
+                                      int gpus_per_node, std::mt19937_64& rng);
+
 struct ClusterSpec {
   std::string name;
   std::string description;
@@ -157,6 +201,7 @@ struct ClusterSpec {
   StorageSpec storage;
   HostSpec host;
   ReliabilitySpec reliability;
+  StragglerSpec stragglers;
 
   // Host-GPU copy bandwidth: the GPU's measured pinned copy rate, else its PCIe link to the NIC.
   double host_link_bytes_per_s() const {

@@ -1,8 +1,11 @@
 // Data-parallel dense training steps on a small hand-computable cluster.
 #include "models/workload/dense_training.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
+#include "models/scaling/scaling_study.h"
 #include "models/spec/test_fixtures.h"
 
 namespace trainsim::models {
@@ -39,6 +42,64 @@ TEST(DenseTrainingTest, WithoutOverlapStepIsComputeThenAllReduce) {
   EXPECT_EQ(r.step_time, 2 * kMillisecond + all_reduce);
   EXPECT_EQ(r.breakdown.compute, 2 * kMillisecond);
   EXPECT_EQ(r.breakdown.exposed_communication, all_reduce);
+}
+
+TEST(DenseTrainingTest, AGpuAtHalfSpeedHoldsBackEveryRank) {
+  // GPU 2 at half speed: its 2 ms of compute take 4 ms, and the all-reduce (6.0288 ms, as above)
+  // starts when it joins: step = 4 + 6.0288 ms. The other three wait 2 ms for it (imbalance).
+  ClusterSpec c = small_node();
+  c.stragglers.gpus = {{2, 2.0}};
+  const auto r = simulate_dense_training(c, small_model(400e6, false, 1), 1, {});
+  const Time all_reduce = 28800 * kNanosecond + 6 * kMillisecond;
+  EXPECT_EQ(r.step_time, 4 * kMillisecond + all_reduce);
+  EXPECT_EQ(r.slowest_rank, 2);
+  EXPECT_EQ(r.slowest_rank_compute, 4 * kMillisecond);
+  EXPECT_GT(r.breakdown.imbalance, 0);
+  // A whole node at 1.5x: every rank computes 3 ms.
+  c.stragglers.gpus.clear();
+  c.stragglers.nodes = {{0, 1.5}};
+  EXPECT_EQ(simulate_dense_training(c, small_model(400e6, false, 1), 1, {}).step_time,
+            3 * kMillisecond + all_reduce);
+}
+
+TEST(DenseTrainingTest, DrawnSlowdownsGiveTheMaximumOfNDraws) {
+  // Every GPU's slowdown drawn uniform in [1, 1.5] per run: the step waits for the slowest of
+  // the 4, so compute is 2 ms x max of 4 draws, whose mean is 1 + 0.5 x 4/5 = 1.4 (the k-th
+  // order statistic of n uniforms has mean k/(n+1)) and variance 0.5^2 x 4/(5^2 x 6). Over 4000
+  // seeds the mean step must be within 3 standard errors of 2.8 ms + the all-reduce, and the
+  // 95% interval of the runs must hold it.
+  ClusterSpec c = small_node();
+  c.stragglers.distribution = SlowdownDistribution::kUniform;
+  c.stragglers.min = 1.0;
+  c.stragglers.max = 1.5;
+  const Time all_reduce = 28800 * kNanosecond + 6 * kMillisecond;
+  constexpr std::uint64_t kRuns = 4000;
+  std::vector<double> compute_ms;
+  StepSimulationOptions options;
+  for (std::uint64_t seed = 0; seed < kRuns; ++seed) {
+    options.seed = seed;
+    const auto r = simulate_dense_training(c, small_model(400e6, false, 1), 1, options);
+    compute_ms.push_back(to_seconds(r.step_time - all_reduce) * 1e3);
+  }
+  const Interval i = confidence_interval_95(compute_ms);
+  const double sd = 2.0 * 0.5 * std::sqrt(4.0 / (25.0 * 6.0));
+  EXPECT_NEAR(i.mean, 2.8, 3 * sd / std::sqrt(1.0 * kRuns));
+  EXPECT_LE(std::abs(i.mean - 2.8), i.half_width);
+  // The interval is t(0.975, 3999) = 1.9606 sample standard errors wide, close to the closed
+  // form's.
+  EXPECT_NEAR(i.half_width, 1.9606 * sd / std::sqrt(1.0 * kRuns), 0.05 * i.half_width);
+  // The same seed draws the same slowdowns.
+  options.seed = 7;
+  EXPECT_EQ(simulate_dense_training(c, small_model(400e6, false, 1), 1, options).step_time,
+            all_reduce + time_from_seconds(compute_ms[7] * 1e-3));
+}
+
+TEST(DenseTrainingTest, ConfidenceIntervalIsStudentsT) {
+  // {1, 2, 3, 4, 5}: mean 3, sample sd sqrt(2.5), t(0.975, 4) = 2.7764451: 1.9632432.
+  const Interval i = confidence_interval_95({1, 2, 3, 4, 5});
+  EXPECT_DOUBLE_EQ(i.mean, 3.0);
+  EXPECT_NEAR(i.half_width, 2.7764451 * std::sqrt(2.5) / std::sqrt(5.0), 1e-6);
+  EXPECT_EQ(confidence_interval_95({4.0}).half_width, 0.0);
 }
 
 TEST(DenseTrainingTest, OverlappedBucketsQueueOnTheCommunicationStream) {

@@ -1,6 +1,7 @@
 #include "models/workload/step_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -25,6 +26,8 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
                   "the solve quantum is resolved to a time before a step runs");
   network_.set_solve_quantum(std::get<Time>(options.solve_quantum));
   network_.set_latency_first(cluster.network.latency_first);
+  slowdown_ = compute_slowdowns(cluster.stragglers, nodes, cluster.gpus_per_node,
+                                sim_.rng(kStragglerStream));
   trace_->gpus_per_node = cluster.gpus_per_node;
   TaskGraph& graph = trace_->graph;
   if (input_copies) copy_stream_ = graph.add_stream("copy");
@@ -204,6 +207,10 @@ TaskId StepRunner::sync(const std::string& name, int rank) {
 }
 
 TaskId StepRunner::compute(const std::string& name, int rank, Time duration) {
+  // A straggler's compute takes its slowdown times as long (cluster.stragglers).
+  if (slowdown_[rank] != 1.0) {
+    duration = static_cast<Time>(std::llround(static_cast<double>(duration) * slowdown_[rank]));
+  }
   const TaskId id =
       trace_->graph.add_task(name, rank, compute_stream_, compute_category_, DelayAction{duration});
   steps_[step_].compute.push_back(id);

@@ -105,6 +105,9 @@ class StepRunner {
   void record_utilisation();
   void trace_waits_and_flows();
 
+  // The random stream of the stragglers' draws (Simulation::rng).
+  static constexpr std::uint64_t kStragglerStream = 0x5157'a66e'0000'0001;
+
   const ClusterSpec& cluster_;
   StepSimulationOptions options_;
   Simulation sim_;
@@ -122,6 +125,7 @@ class StepRunner {
   std::vector<std::optional<TaskId>> last_prefetch_;  // per rank
   std::map<const Collective*, CollectiveInfo> info_;  // kept with a trace only
   std::map<LinkId, std::size_t> traced_links_;        // link -> its counter in the trace
+  std::vector<double> slowdown_;                      // per rank: its compute's slowdown
 };
 
 }  // namespace trainsim::models
