@@ -142,6 +142,7 @@ void TaskGraphExecutor::finish(TaskId id) {
     if (--waiting_on_[next] == 0) make_ready(next);
   }
   drain();
+  if (finished() && on_finished_) on_finished_();
 }
 
 }  // namespace trainsim

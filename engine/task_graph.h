@@ -101,6 +101,9 @@ class TaskGraphExecutor {
   bool finished() const { return finished_count_ == graph_.size(); }
   std::size_t finished_count() const { return finished_count_; }
   const std::vector<TaskRecord>& records() const { return records_; }
+  // Called when the last task finishes (e.g. to stop a simulation that has endless background
+  // work besides the graph).
+  void set_on_finished(std::function<void()> on_finished) { on_finished_ = std::move(on_finished); }
   // Latest end time over all tasks; requires finished().
   Time makespan_end() const;
 
@@ -121,6 +124,7 @@ class TaskGraphExecutor {
   std::deque<TaskId> ready_;
   bool draining_ = false;
   std::size_t finished_count_ = 0;
+  std::function<void()> on_finished_;
 };
 
 }  // namespace trainsim

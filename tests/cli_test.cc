@@ -130,6 +130,11 @@ TEST(CliTest, RepeatGivesTheMeanAndIntervalOverSeeds) {
   const Result a = run(args);
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(run(args).out, a.out);
+  for (const char* threads : {"1", "3"}) {
+    std::vector<std::string> more(args);
+    more.insert(more.end(), {"--threads", threads});
+    EXPECT_EQ(run(more).out, a.out) << threads << " threads";
+  }
   const auto doc = nlohmann::json::parse(a.out);
   std::vector<double> throughput;
   for (const std::uint64_t seed : {5, 6, 7}) {

@@ -60,7 +60,9 @@ po::options_description predict_options() {
     ("repeat", po::value<int>()->default_value(1),
      "run N times with seeds --seed, --seed + 1, ... (stragglers drawn from a distribution, "
      "preprocessing jitter: everything random drawn afresh) and give the mean and 95% confidence "
-     "interval of throughput, speedup, efficiency and step time in every output format");
+     "interval of throughput, speedup, efficiency and step time in every output format")
+    ("threads", po::value<int>()->default_value(0),
+     "--repeat: runs simulated at once (0: all cores); the output does not depend on it");
   // clang-format on
   add_study_options(o);
   return o;
@@ -271,20 +273,25 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   const int repeat = vm["repeat"].as<int>();
   if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
+  const int threads = vm["threads"].as<int>();
+  if (threads < 0) throw UsageError("--threads must not be negative");
   const models::ScalingStudy study =
-      models::run_repeated_scaling_study(cluster, workload, nodes, study_options, repeat);
+      models::run_repeated_scaling_study(cluster, workload, nodes, study_options, repeat, threads);
 
   Provenance provenance;
   provenance.command = "predict";
-  // The arguments that shape the result (where its outputs went does not).
+  // The arguments that shape the result (where its outputs went, and how many threads made it,
+  // do not).
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    const bool output = a == "-o" || a == "--output" || a == "--trace" || a == "--plot";
+    const bool output =
+        a == "-o" || a == "--output" || a == "--trace" || a == "--plot" || a == "--threads";
     if (output) {
       ++i;
       continue;
     }
-    if (a.rfind("--output=", 0) == 0 || a.rfind("--trace=", 0) == 0 || a.rfind("--plot=", 0) == 0)
+    if (a.rfind("--output=", 0) == 0 || a.rfind("--trace=", 0) == 0 || a.rfind("--plot=", 0) == 0 ||
+        a.rfind("--threads=", 0) == 0)
       continue;
     provenance.arguments.push_back(a);
   }

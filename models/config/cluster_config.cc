@@ -765,6 +765,37 @@ std::vector<ClusterParam> straggler_params() {
   };
 }
 
+ClusterParam background_param() {
+  return rows_param(
+      {.key = "background_traffic",
+       .type = "list of [from first, from last, to first, to last, GB/s]",
+       .default_text = "none",
+       .help = "steady traffic that is not the job's (another tenant, storage): GB/s in all "
+               "from one node range to another, split evenly over the node pairs and their NICs "
+               "rail by rail, sharing the links with the job for the whole run (flow network "
+               "model)"},
+      5,
+      [](const std::vector<ConfigNode>& f, ClusterSpec& c) {
+        BackgroundTraffic b{index_below(f[0], c.nodes, "node"), index_below(f[1], c.nodes, "node"),
+                            index_below(f[2], c.nodes, "node"), index_below(f[3], c.nodes, "node"),
+                            0.0};
+        if (b.from_last < b.from_first) f[1].fail("the range ends before it starts");
+        if (b.to_last < b.to_first) f[3].fail("the range ends before it starts");
+        const double gb = f[4].as_number();
+        if (!(gb > 0)) f[4].fail("a rate in GB/s must be positive, got " + f[4].as_string());
+        b.bytes_per_s = gb * 1e9;
+        c.background_traffic.push_back(b);
+      },
+      [](const ClusterSpec& c) {
+        std::vector<std::vector<double>> out;
+        for (const BackgroundTraffic& b : c.background_traffic) {
+          out.push_back({1.0 * b.from_first, 1.0 * b.from_last, 1.0 * b.to_first,
+                         1.0 * b.to_last, b.bytes_per_s / 1e9});
+        }
+        return out;
+      });
+}
+
 ParamTable<ClusterSpec> make_cluster_params() {
   std::vector<ClusterParam> params = identity_params();
   add(params, gpu_params());
@@ -776,6 +807,7 @@ ParamTable<ClusterSpec> make_cluster_params() {
   add(params, reliability_params<ClusterSpec>([](auto& s) -> auto& { return s.reliability; }));
   add(params, collectives_params());
   add(params, straggler_params());
+  params.push_back(background_param());
   ClusterSpec defaults;
   defaults.collectives = calibrated_collective_defaults(defaults.nic.transport);
   return ParamTable<ClusterSpec>("Cluster (configs/clusters/*.yaml)", std::move(params), defaults);

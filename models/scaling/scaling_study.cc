@@ -9,6 +9,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include "engine/check.h"
+#include "engine/parallel.h"
 #include "models/runtime/convergence.h"
 #include "models/workload/plan_search.h"
 #include "models/workload/recsys_training.h"
@@ -335,7 +336,7 @@ Interval confidence_interval_95(const std::vector<double>& sample) {
 
 ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Workload& workload,
                                         std::vector<int> node_counts,
-                                        const ScalingStudyOptions& options, int runs) {
+                                        const ScalingStudyOptions& options, int runs, int threads) {
   TRAINSIM_ASSERT(runs >= 1, "at least one run");
   ScalingStudy first = run_scaling_study(cluster, workload, node_counts, options);
   if (runs == 1) return first;
@@ -351,12 +352,16 @@ ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Worklo
     }
   };
   add(first);
-  ScalingStudyOptions again = options;
-  again.trace_nodes = 0;
-  for (int run = 1; run < runs; ++run) {
-    again.simulation.seed = options.simulation.seed + static_cast<std::uint64_t>(run);
-    add(run_scaling_study(cluster, workload, node_counts, again));
-  }
+  // Each run in its own slot, added in seed order: the same result for any thread count.
+  std::vector<ScalingStudy> more(runs - 1);
+  parallel_for_index(more.size(), threads, [&](std::size_t k) {
+    ScalingStudyOptions again = options;
+    again.trace_nodes = 0;
+    again.on_point = nullptr;
+    again.simulation.seed = options.simulation.seed + static_cast<std::uint64_t>(k + 1);
+    more[k] = run_scaling_study(cluster, workload, node_counts, again);
+  });
+  for (const ScalingStudy& study : more) add(study);
   for (std::size_t i = 0; i < points; ++i) {
     RepeatedFigures r;
     r.runs = runs;

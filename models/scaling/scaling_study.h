@@ -137,10 +137,12 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec&
                                std::vector<int> node_counts, const ScalingStudyOptions& options);
 // The study `runs` times with seeds seed, seed + 1, ... (each run draws its stragglers, jitter and
 // sampled ids afresh): the first run's points, each with the mean and 95% interval over the runs
-// (speedup and efficiency within each run, over that run's baseline).
+// (speedup and efficiency within each run, over that run's baseline). The runs after the first
+// go on up to `threads` threads at once (0: all cores); the result does not depend on it.
 ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Workload& workload,
                                         std::vector<int> node_counts,
-                                        const ScalingStudyOptions& options, int runs);
+                                        const ScalingStudyOptions& options, int runs,
+                                        int threads = 1);
 
 // One node count of the study, `batch_per_gpu` examples per GPU; with the job's input pipeline and
 // checkpoints and the time-to-quality of `target` (when given).

@@ -73,8 +73,7 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
     // at NCCL's 14 us each (Simple) after its 8.4 us base, x1.4 once the message fills the
     // channels; the bandwidth term 2 (n-1)/n S over the 25 GB/s NIC.
     const Time latency = time_from_seconds((8.4 + 2 * (n - 1) * 14.0) * 1.4 * 1e-6);
-    const Time all_reduce =
-        n == 1 ? 0 : latency + transfer_time(2.0 * (n - 1) / n * bytes, 25e9);
+    const Time all_reduce = n == 1 ? 0 : latency + transfer_time(2.0 * (n - 1) / n * bytes, 25e9);
     EXPECT_EQ(p.step_time, 5 * kMillisecond + all_reduce) << n << " nodes";
     EXPECT_DOUBLE_EQ(p.global_batch, 500.0 * n);
     EXPECT_DOUBLE_EQ(p.throughput, 500.0 * n / to_seconds(p.step_time));
@@ -82,6 +81,29 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
   EXPECT_EQ(study.points[0].nodes, 1);
   EXPECT_DOUBLE_EQ(study.points[2].efficiency, study.points[2].speedup / 4.0);
   EXPECT_LT(study.points[2].efficiency, 1.0);
+}
+
+TEST(ScalingStudyTest, BackgroundTrafficTakesItsShareOfTheNics) {
+  // As above at 2 nodes, with another tenant sending 5 GB/s from node 0 to node 1: on node 0's
+  // NIC (25 GB/s out) and node 1's (25 GB/s in) max-min gives the steady flow its 5 GB/s (below
+  // an even share whatever the ring's channel count, at most 3 here) and the ring the other
+  // 20 GB/s, so the 100 MB take 5 ms instead of 4. Traffic among nodes the run does not have
+  // (2 and 3 at 2 nodes) changes nothing.
+  DenseModelSpec m;
+  m.name = "m";
+  m.flops_per_example = 1e9;
+  m.batch_per_gpu = 500;
+  m.parameter_bytes = 100e6;
+  m.compute_dtype = Dtype::kBf16;
+  m.all_reduce_algorithm = Algorithm::kRing;
+  ClusterSpec c = one_gpu_nodes();
+  c.background_traffic = {{0, 0, 1, 1, 5e9}, {2, 2, 3, 3, 20e9}};
+  const Time latency = time_from_seconds((8.4 + 2 * 14.0) * 1.4 * 1e-6);
+  const ScalingStudy study = run_scaling_study(c, m, {2}, {});
+  EXPECT_EQ(study.points[0].step_time, 5 * kMillisecond + latency + transfer_time(100e6, 20e9));
+  c.background_traffic = {{2, 2, 3, 3, 20e9}};
+  EXPECT_EQ(run_scaling_study(c, m, {2}, {}).points[0].step_time,
+            5 * kMillisecond + latency + transfer_time(100e6, 25e9));
 }
 
 TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {
@@ -103,8 +125,7 @@ TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {
   const ScalingStudy study = run_scaling_study(one_gpu_nodes(), Workload{m, job}, {2}, {});
   ASSERT_EQ(study.points.size(), 1u);
   const Time latency = time_from_seconds((8.4 + 2 * 14.0) * 1.4 * 1e-6);
-  EXPECT_EQ(study.points[0].step_time,
-            5 * kMillisecond + latency + transfer_time(100e6, 25e9));
+  EXPECT_EQ(study.points[0].step_time, 5 * kMillisecond + latency + transfer_time(100e6, 25e9));
 }
 
 }  // namespace

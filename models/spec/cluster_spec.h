@@ -186,6 +186,18 @@ struct StragglerSpec {
 std::vector<double> compute_slowdowns(const StragglerSpec& stragglers, int nodes,
                                       int gpus_per_node, std::mt19937_64& rng);
 
+// Steady traffic between node groups that is not the job's (another tenant, storage): `bytes_per_s`
+// in all from nodes [from_first, from_last] to nodes [to_first, to_last], split evenly over the
+// node pairs and, rail by rail, over their NICs; it shares the links by max-min fairness with the
+// job's traffic for the whole run. Nodes beyond a run's do not take part.
+struct BackgroundTraffic {
+  int from_first = 0;
+  int from_last = 0;
+  int to_first = 0;
+  int to_last = 0;
+  double bytes_per_s = 0.0;
+};
+
 struct ClusterSpec {
   std::string name;
   std::string description;
@@ -202,6 +214,7 @@ struct ClusterSpec {
   HostSpec host;
   ReliabilitySpec reliability;
   StragglerSpec stragglers;
+  std::vector<BackgroundTraffic> background_traffic;
 
   // Host-GPU copy bandwidth: the GPU's measured pinned copy rate, else its PCIe link to the NIC.
   double host_link_bytes_per_s() const {

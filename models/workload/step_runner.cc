@@ -332,10 +332,44 @@ std::array<Time, kStepCollectives> split_in_proportion(
   return out;
 }
 
+bool StepRunner::start_background_traffic() {
+  const int nodes = topology_.nodes;
+  const int nics = static_cast<int>(cluster_.nic.count);
+  if (nodes < 2 || nics == 0) return false;
+  bool started = false;
+  for (const BackgroundTraffic& b : cluster_.background_traffic) {
+    std::vector<std::pair<int, int>> pairs;
+    for (int a = b.from_first; a <= std::min(b.from_last, nodes - 1); ++a) {
+      for (int c = b.to_first; c <= std::min(b.to_last, nodes - 1); ++c) {
+        if (a != c) pairs.emplace_back(a, c);
+      }
+    }
+    if (pairs.empty()) continue;
+    const double rate = b.bytes_per_s / static_cast<double>(pairs.size() * nics);
+    for (const auto& [a, c] : pairs) {
+      for (int i = 0; i < nics; ++i) {
+        background_flow(topology_.nic_send_vertices[a][i], topology_.nic_receive_vertices[c][i],
+                        rate);
+      }
+    }
+    started = true;
+  }
+  return started;
+}
+
+void StepRunner::background_flow(VertexId from, VertexId to, double rate) {
+  // An hour of traffic at a time, started again if a run outlasts it; the run stops when the
+  // steps are done.
+  network_.start(
+      from, to, rate * 3600.0, [this, from, to, rate] { background_flow(from, to, rate); }, {},
+      rate);
+}
+
 StepSimulationResult StepRunner::run() {
   TRAINSIM_ASSERT(step_ + 1 == options_.steps, "every step is built before the run");
   const TaskGraph& graph = trace_->graph;
   TaskGraphExecutor executor(sim_, graph, &network_);
+  if (start_background_traffic()) executor.set_on_finished([this] { sim_.stop(); });
   executor.start();
   sim_.run();
   TRAINSIM_ASSERT(executor.finished(), "training steps did not finish (deadlock)");

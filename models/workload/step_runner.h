@@ -103,6 +103,10 @@ class StepRunner {
   void describe_all_to_all(const Collective* c, const std::vector<std::vector<double>>& bytes,
                            const std::string& what);
   void record_utilisation();
+  // The cluster's background traffic among this run's nodes, as capped flows for the whole run;
+  // false if there is none.
+  bool start_background_traffic();
+  void background_flow(VertexId from, VertexId to, double rate);
   void trace_waits_and_flows();
 
   // The random stream of the stragglers' draws (Simulation::rng).
