@@ -729,6 +729,20 @@ TEST(CalibrateCliTest, WritesACalibratedClusterThatLoadsAndPredicts) {
   const Result again =
       run({"collective", "--cluster", output, "-b", "1G", "-e", "1G", "--algo", "ring"});
   EXPECT_EQ(again.status, 0) << again.err;
+  // It carries the fit's relative uncertainties, within which predict --repeat draws its runs:
+  // nothing else is random here, so the interval comes from them alone.
+  EXPECT_NE(yaml.find("uncertainty:"), std::string::npos);
+  EXPECT_NE(yaml.find("# relative standard uncertainty of the fit"), std::string::npos);
+  const Result repeated =
+      run({"predict", "--cluster", output, "--nodes", "1", "--repeat", "4", "--format", "json"});
+  ASSERT_EQ(repeated.status, 0) << repeated.err;
+  const auto point = nlohmann::json::parse(repeated.out)["points"][0];
+  EXPECT_GT(point["repeated"]["step_time_s"]["ci95_half_width"].get<double>(), 0);
+  const Result plain = run({"predict", "--nodes", "1", "--repeat", "4", "--format", "json"});
+  EXPECT_EQ(
+      nlohmann::json::parse(plain.out)["points"][0]["repeated"]["step_time_s"]["ci95_half_width"]
+          .get<double>(),
+      0.0);
 }
 
 TEST(ValidateCliTest, RunsACaseAndReportsPass) {

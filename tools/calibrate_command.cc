@@ -317,6 +317,12 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     updates.push_back({p.key, p.value, dimension_of(p.unit),
                        "fitted by trainsim calibrate: +- " +
                            display_fitted(p.uncertainty, p.unit)});
+    // A value the fit left undetermined (relative uncertainty above 1) is not drawn.
+    if (p.value > 0 && p.uncertainty <= p.value) {
+      updates.push_back({"uncertainty." + p.key, p.uncertainty / p.value, std::nullopt,
+                         "relative standard uncertainty of the fit (predict --repeat draws within "
+                         "it)"});
+    }
   }
   // Values the cluster file set that the fit replaces.
   std::ifstream in(cluster_path);

@@ -186,6 +186,12 @@ int run_calibrate_job(const po::variables_map& vm, std::ostream& out, std::ostre
     updates.push_back({f.key, f.value, std::nullopt,
                        "fitted by trainsim calibrate --job to" + sources.str() + ": +- " +
                            fraction(f.uncertainty) + " (prior " + fraction(f.prior) + ")"});
+    // A value the fit left undetermined (relative uncertainty above 1) is not drawn.
+    if (f.value > 0 && f.uncertainty <= f.value) {
+      updates.push_back({"uncertainty." + f.key, f.uncertainty / f.value, std::nullopt,
+                         "relative standard uncertainty of the fit (predict --repeat draws within "
+                         "it)"});
+    }
     char ratio[64];
     std::snprintf(ratio, sizeof ratio, " x%.3f", f.value / f.prior);
     carry += "  " + f.key.substr(f.key.find('.') + 1) + ratio + "\n";

@@ -1,7 +1,9 @@
 // `trainsim predict`: loads a cluster and a model, simulates training steps for each node count
 // and writes the scaling table (and optionally a Chrome trace).
+#include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 
 #include "engine/check.h"
 #include "engine/chrome_trace.h"
+#include "models/config/cluster_config.h"
 #include "models/config/config_override.h"
 #include "models/config/quantity.h"
 #include "models/scaling/scaling_study.h"
@@ -59,8 +62,9 @@ po::options_description predict_options() {
      "node count as an SVG file")
     ("repeat", po::value<int>()->default_value(1),
      "run N times with seeds --seed, --seed + 1, ... (stragglers drawn from a distribution, "
-     "preprocessing jitter: everything random drawn afresh) and give the mean and 95% confidence "
-     "interval of throughput, speedup, efficiency and step time in every output format")
+     "preprocessing jitter, a calibrated cluster's values within their uncertainty section: "
+     "everything random drawn afresh) and give the mean and 95% confidence interval of "
+     "throughput, speedup, efficiency and step time in every output format")
     ("threads", po::value<int>()->default_value(0),
      "--repeat: runs simulated at once (0: all cores); the output does not depend on it");
   // clang-format on
@@ -275,8 +279,16 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
   const int threads = vm["threads"].as<int>();
   if (threads < 0) throw UsageError("--threads must not be negative");
-  const models::ScalingStudy study =
-      models::run_repeated_scaling_study(cluster, workload, nodes, study_options, repeat, threads);
+  // A calibrated cluster's uncertainties: each run draws its values within them.
+  std::function<models::ClusterSpec(std::uint64_t)> draw;
+  if (!cluster.uncertainty.empty()) {
+    draw = [&cluster](std::uint64_t seed) {
+      std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+      return models::draw_within_uncertainty(cluster, rng);
+    };
+  }
+  const models::ScalingStudy study = models::run_repeated_scaling_study(
+      cluster, workload, nodes, study_options, repeat, threads, draw);
 
   Provenance provenance;
   provenance.command = "predict";

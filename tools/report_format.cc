@@ -185,7 +185,10 @@ void write_repeated(std::ostream& out, const PredictReport& r) {
   if (r.provenance) {
     out << " (seeds " << r.provenance->seed << " to " << r.provenance->seed + runs - 1 << ")";
   }
-  out << ", everything random drawn afresh in each: mean +- 95% confidence interval\n"
+  out << ", everything random drawn afresh in each"
+      << (r.cluster->uncertainty.empty() ? ""
+                                         : "\n(and the calibrated values within their uncertainty)")
+      << ": mean +- 95% confidence interval\n"
       << "nodes  " << pad_left("throughput (ex/s)", 22) << "  " << pad_left("speedup", 19) << "  "
       << pad_left("efficiency", 21) << "  " << pad_left("step (ms)", 19) << "\n";
   for (const auto& p : points) {
@@ -199,7 +202,8 @@ void write_repeated(std::ostream& out, const PredictReport& r) {
         << pair("%.4f", f.efficiency.mean, f.efficiency.half_width, 21) << "  "
         << pair("%.3f", 1e3 * f.step_time_s.mean, 1e3 * f.step_time_s.half_width, 19) << "\n";
   }
-  out << "(the table above is the first run; efficiency as a fraction)\n";
+  out << "(the table above is the run with the first seed on the cluster as given; efficiency "
+         "as a fraction)\n";
 }
 
 void write_table(std::ostream& out, const PredictReport& r) {

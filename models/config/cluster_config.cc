@@ -1,6 +1,14 @@
 #include "models/config/cluster_config.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numbers>
+#include <sstream>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "models/config/config_node.h"
 #include "models/config/param_table.h"
@@ -796,6 +804,70 @@ ClusterParam background_param() {
       });
 }
 
+// The uncertainty section mirrors the cluster's keys: uncertainty: {gpu: {gemm_efficiency: 0.02}}.
+void read_uncertainty(const ConfigNode& node, const std::string& prefix, ClusterSpec& c) {
+  if (!node.is_map()) node.fail("expected a map of cluster keys, e.g. gpu: {gemm_efficiency: 0.02}");
+  MapReader map(node);
+  for (const std::string& key : map.keys()) {
+    const ConfigNode child = *map.optional(key);
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (child.is_map()) {
+      // Cluster keys are at most 4 deep (nic.gpu_link.bandwidth): deeper is not one of them.
+      if (std::count(path.begin(), path.end(), '.') >= 3) {
+        child.fail("'" + path + "' is not a cluster value that a calibration fits");
+      }
+      read_uncertainty(child, path, c);
+      continue;
+    }
+    bool known = false;
+    for (const ParamDoc& d : cluster_param_doc().params) {
+      known = known || (d.key == path && d.type != "section");
+    }
+    if (!known || path.rfind("uncertainty", 0) == 0 || path.rfind("stragglers", 0) == 0) {
+      child.fail("'" + path + "' is not a cluster value that a calibration fits");
+    }
+    const double v = child.as_number();
+    if (!(v >= 0 && v <= 10)) {
+      child.fail("a relative uncertainty (standard deviation / value) is from 0 to 10, got " +
+                 child.as_string());
+    }
+    c.uncertainty.emplace_back(path, v);
+  }
+  map.finish();
+}
+
+ClusterParam uncertainty_param() {
+  return P::custom(
+      {.key = "uncertainty",
+       .type = "map of cluster keys to numbers",
+       .default_text = "none",
+       .help = "relative standard uncertainty (standard deviation / value) of values a "
+               "calibration fitted, as the cluster's own keys, e.g. {gpu: {gemm_efficiency: "
+               "0.02}}; trainsim calibrate writes it, and predict --repeat draws each value u "
+               "per run as value x exp(u z), z standard normal (log-normal: positive, about "
+               "+- u x value; redrawn outside the key's range)"},
+      [](const ConfigNode& node, ClusterSpec& c) {
+        c.uncertainty.clear();
+        read_uncertainty(node, "", c);
+      },
+      [](const ClusterSpec& c) -> std::optional<YAML::Node> {
+        if (c.uncertainty.empty()) return std::nullopt;
+        YAML::Node root(YAML::NodeType::Map);
+        for (const auto& [path, value] : c.uncertainty) {
+          std::vector<std::string> keys;
+          std::stringstream parts(path);
+          for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
+          // Walk to the parent map (yaml-cpp nodes are handles: assignment rebinds, so index).
+          std::vector<YAML::Node> chain{root};
+          for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+            chain.push_back(chain.back()[keys[i]]);
+          }
+          chain.back()[keys.back()] = yaml_text(format_plain(value));
+        }
+        return root;
+      });
+}
+
 ParamTable<ClusterSpec> make_cluster_params() {
   std::vector<ClusterParam> params = identity_params();
   add(params, gpu_params());
@@ -808,6 +880,7 @@ ParamTable<ClusterSpec> make_cluster_params() {
   add(params, collectives_params());
   add(params, straggler_params());
   params.push_back(background_param());
+  params.push_back(uncertainty_param());
   ClusterSpec defaults;
   defaults.collectives = calibrated_collective_defaults(defaults.nic.transport);
   return ParamTable<ClusterSpec>("Cluster (configs/clusters/*.yaml)", std::move(params), defaults);
@@ -830,6 +903,44 @@ Dtype parse_dtype_node(const ConfigNode& node) {
 }
 
 ClusterSpec parse_cluster_spec(const ConfigNode& root) { return cluster_params().load(root); }
+
+ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64& rng) {
+  if (cluster.uncertainty.empty()) return cluster;
+  std::ostringstream text;
+  write_cluster_yaml(text, cluster, {});
+  const YAML::Node written = YAML::Load(text.str());
+  auto uniform = [&rng] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; };
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    YAML::Node root = YAML::Clone(written);
+    for (const auto& [path, relative] : cluster.uncertainty) {
+      // Box-Muller: a standard normal from two uniforms in (0, 1).
+      const double z = std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
+      std::vector<std::string> keys;
+      std::stringstream parts(path);
+      for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
+      std::vector<YAML::Node> chain{root};
+      for (const std::string& k : keys) chain.push_back(chain.back()[k]);
+      YAML::Node value = chain.back();
+      if (!value.IsScalar()) continue;  // not set in this cluster: nothing to draw
+      const std::string old_text = value.as<std::string>();
+      char* end = nullptr;
+      const double number = std::strtod(old_text.c_str(), &end);
+      if (end == old_text.c_str()) continue;
+      char buffer[64];
+      std::snprintf(buffer, sizeof buffer, "%.9g", number * std::exp(relative * z));
+      value = std::string(buffer) + std::string(end);
+    }
+    try {
+      ClusterSpec drawn = parse_cluster_spec(
+          ConfigNode::load_string(YAML::Dump(root), cluster.source_file));
+      drawn.source_file = cluster.source_file;
+      return drawn;
+    } catch (const ConfigError&) {
+      // A value outside its key's range (a fraction above 1): draw again.
+    }
+  }
+  return cluster;
+}
 
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
   return parse_cluster_spec(ConfigNode::load_file(path, settings));

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ class ConfigNode;  // models/config/config_node.h (YAML stays inside models/conf
 ClusterSpec load_cluster_spec(const std::string& path,
                               const std::vector<YamlSetting>& settings = {});
 ClusterSpec parse_cluster_spec(const ConfigNode& root);
+// A draw of the cluster within its `uncertainty` section: each value it names times exp(u z), z
+// standard normal from `rng` (a draw that leaves a key's range is drawn again).
+ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64& rng);
 
 // The collective constants a cluster file leaves out: the joint fit over the logs in validation/.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport);

@@ -3,6 +3,8 @@
 #include "models/config/cluster_config.h"
 #include "models/config/config_node.h"
 
+#include <cmath>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -191,6 +193,29 @@ TEST(ClusterConfigTest, CollectivesSectionTakesNcclsEnvironment) {
   EXPECT_NE(bad.message().find("integer"), std::string::npos);
   const ConfigError version = error_of(replace(base, "2.18.5", "3.0"));
   EXPECT_EQ(version.key_path(), "collectives.nccl_version");
+}
+
+TEST(ClusterConfigTest, DrawsWithinTheUncertaintyAreLogNormal) {
+  // gemm_efficiency 0.8 with a relative uncertainty of 0.05: log(draw / 0.8) is normal with
+  // mean 0 and sd 0.05; over 500 draws the sample mean is within 3 x 0.05 / sqrt(500) of 0 and
+  // the sample sd within 10% (3 of its standard errors, 0.05 / sqrt(2 x 500)). nic.efficiency 0.973
+  // at 0.5 would often pass 1: those are drawn again.
+  ClusterSpec c = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  c.uncertainty = {{"gpu.gemm_efficiency", 0.05}, {"nic.efficiency", 0.5}};
+  std::mt19937_64 rng(11);
+  double sum = 0, squares = 0;
+  const int n = 500;
+  for (int i = 0; i < n; ++i) {
+    const ClusterSpec d = draw_within_uncertainty(c, rng);
+    const double x = std::log(d.gpu.gemm_efficiency / 0.8);
+    sum += x;
+    squares += x * x;
+    EXPECT_LE(d.nic.link.efficiency, 1.0);
+    EXPECT_EQ(d.gpu.hbm_efficiency, c.gpu.hbm_efficiency);  // not named: unchanged
+  }
+  const double mean = sum / n;
+  EXPECT_NEAR(mean, 0.0, 3 * 0.05 / std::sqrt(1.0 * n));
+  EXPECT_NEAR(std::sqrt(squares / n - mean * mean), 0.05, 0.1 * 0.05);
 }
 
 TEST(ClusterConfigTest, MissingFileIsAConfigError) {

@@ -334,9 +334,10 @@ Interval confidence_interval_95(const std::vector<double>& sample) {
   return out;
 }
 
-ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Workload& workload,
-                                        std::vector<int> node_counts,
-                                        const ScalingStudyOptions& options, int runs, int threads) {
+ScalingStudy run_repeated_scaling_study(
+    const ClusterSpec& cluster, const Workload& workload, std::vector<int> node_counts,
+    const ScalingStudyOptions& options, int runs, int threads,
+    const std::function<ClusterSpec(std::uint64_t seed)>& draw) {
   TRAINSIM_ASSERT(runs >= 1, "at least one run");
   ScalingStudy first = run_scaling_study(cluster, workload, node_counts, options);
   if (runs == 1) return first;
@@ -351,15 +352,18 @@ ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Worklo
       samples[i][3].push_back(to_seconds(p.step_time));
     }
   };
-  add(first);
-  // Each run in its own slot, added in seed order: the same result for any thread count.
-  std::vector<ScalingStudy> more(runs - 1);
+  // Each run in its own slot, added in seed order: the same result for any thread count. Without
+  // a draw, the first run is the given one.
+  if (!draw) add(first);
+  const std::size_t offset = draw ? 0 : 1;
+  std::vector<ScalingStudy> more(runs - offset);
   parallel_for_index(more.size(), threads, [&](std::size_t k) {
     ScalingStudyOptions again = options;
     again.trace_nodes = 0;
     again.on_point = nullptr;
-    again.simulation.seed = options.simulation.seed + static_cast<std::uint64_t>(k + 1);
-    more[k] = run_scaling_study(cluster, workload, node_counts, again);
+    again.simulation.seed = options.simulation.seed + static_cast<std::uint64_t>(k + offset);
+    more[k] = draw ? run_scaling_study(draw(again.simulation.seed), workload, node_counts, again)
+                   : run_scaling_study(cluster, workload, node_counts, again);
   });
   for (const ScalingStudy& study : more) add(study);
   for (std::size_t i = 0; i < points; ++i) {

@@ -139,10 +139,12 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec&
 // sampled ids afresh): the first run's points, each with the mean and 95% interval over the runs
 // (speedup and efficiency within each run, over that run's baseline). The runs after the first
 // go on up to `threads` threads at once (0: all cores); the result does not depend on it.
-ScalingStudy run_repeated_scaling_study(const ClusterSpec& cluster, const Workload& workload,
-                                        std::vector<int> node_counts,
-                                        const ScalingStudyOptions& options, int runs,
-                                        int threads = 1);
+// `draw`, when given, makes each run's cluster (from its seed: e.g. within the calibrated
+// uncertainties); the points are then the given cluster's, and the intervals the drawn runs'.
+ScalingStudy run_repeated_scaling_study(
+    const ClusterSpec& cluster, const Workload& workload, std::vector<int> node_counts,
+    const ScalingStudyOptions& options, int runs, int threads = 1,
+    const std::function<ClusterSpec(std::uint64_t seed)>& draw = {});
 
 // One node count of the study, `batch_per_gpu` examples per GPU; with the job's input pipeline and
 // checkpoints and the time-to-quality of `target` (when given).

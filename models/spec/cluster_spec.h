@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 #include <string_view>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -215,6 +216,9 @@ struct ClusterSpec {
   ReliabilitySpec reliability;
   StragglerSpec stragglers;
   std::vector<BackgroundTraffic> background_traffic;
+  // Relative standard uncertainty of values a calibration fitted (key path, e.g.
+  // "gpu.gemm_efficiency", and sd / value): repeated runs draw the cluster within them.
+  std::vector<std::pair<std::string, double>> uncertainty;
 
   // Host-GPU copy bandwidth: the GPU's measured pinned copy rate, else its PCIe link to the NIC.
   double host_link_bytes_per_s() const {
