@@ -210,16 +210,19 @@ PlannedOp plan_op(Router& router, const models::ClusterSpec& cluster,
                                : models::flat_collective_time(router, topology, spec.op, bytes);
     return p;
   }
+  // NCCL's tuner chooses from its own cost model; in flow mode the simulation gives the time,
+  // so no analytic estimate is made to be thrown away.
   models::PickedAlgorithm picked;
   if (spec.forced) {
     p.request.algorithm = *spec.forced;
-    picked = models::pick_protocol(router, cluster, topology, p.request, &cache);
+    picked = models::pick_protocol(router, cluster, topology, p.request, &cache, analytic);
   } else {
-    picked =
-        models::pick_algorithm(router, cluster, topology, spec.op, bytes, &cache, gpus_per_thread);
+    picked = models::pick_algorithm(router, cluster, topology, spec.op, bytes, &cache,
+                                    gpus_per_thread, analytic);
   }
   p.request.algorithm = picked.algorithm;
   p.request.protocol = picked.protocol;
+  if (!analytic) return p;
   p.analytic_time =
       p.matrix ? models::alltoallv_time(router, cluster, topology, *p.matrix, picked.algorithm)
                : picked.analytic_time;

@@ -894,19 +894,20 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
 
 PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
                               const ClusterTopology& topology, const CollectiveRequest& request,
-                              AnalyticCache* cache) {
+                              AnalyticCache* cache, bool with_time) {
   TRAINSIM_ASSERT(is_applicable(request.algorithm, request.op, cluster, topology.nodes),
                   "algorithm does not apply");
   std::optional<NcclComm> local;
   const NcclComm& comm = comm_of(cluster, topology, cache, local);
   CollectiveRequest r = request;
   r.protocol = protocol_for(cluster, comm, request);
-  return {r.algorithm, *r.protocol, analytic_collective_time(router, cluster, topology, r, cache)};
+  return {r.algorithm, *r.protocol,
+          with_time ? analytic_collective_time(router, cluster, topology, r, cache) : 0};
 }
 
 PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
-                               AnalyticCache* cache, int gpus_per_thread) {
+                               AnalyticCache* cache, int gpus_per_thread, bool with_time) {
   std::optional<NcclComm> local;
   const NcclComm& comm = comm_of(cluster, topology, cache, local);
   auto choice = nccl_choose(comm, cluster.collectives, op, bytes);
@@ -924,7 +925,8 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
   r.bytes = bytes;
   r.protocol = choice->protocol;
   r.gpus_per_thread = gpus_per_thread;
-  return {r.algorithm, *r.protocol, analytic_collective_time(router, cluster, topology, r, cache)};
+  return {r.algorithm, *r.protocol,
+          with_time ? analytic_collective_time(router, cluster, topology, r, cache) : 0};
 }
 
 Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology) {

@@ -83,15 +83,16 @@ struct PickedAlgorithm {
 };
 
 // The protocol NCCL's tuner picks for the request's algorithm (unless it names one), and the
-// analytic time.
+// analytic time (0 without `with_time`: a caller that simulates the flows does not need it).
 PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
                               const ClusterTopology& topology, const CollectiveRequest& request,
-                              AnalyticCache* cache = nullptr);
+                              AnalyticCache* cache = nullptr, bool with_time = true);
 // What NCCL runs for `op` of `bytes` (its tuner's choice among the enabled algorithms and
-// protocols, under the cluster's NCCL_ALGO / NCCL_PROTO), and its analytic time.
+// protocols, under the cluster's NCCL_ALGO / NCCL_PROTO), and its analytic time (likewise).
 PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                const ClusterTopology& topology, CollectiveOp op, double bytes,
-                               AnalyticCache* cache = nullptr, int gpus_per_thread = 1);
+                               AnalyticCache* cache = nullptr, int gpus_per_thread = 1,
+                               bool with_time = true);
 
 // All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, as grouped
 // point-to-point. kDirect: one flow per pair, each GPU on its own NIC. kTwoD: across nodes
