@@ -1327,6 +1327,34 @@ TEST(SweepTest, RowsAreTheSameForAnyThreadCountAndSpeedupIsOverTheBaseline) {
   EXPECT_EQ(split_csv(lines[3])[col("global_batch")], "8192");
 }
 
+TEST(SweepTest, RepeatAddsTheIntervalForAnyThreadCount) {
+  // Every GPU's slowdown drawn per run: --repeat 3 adds the runs' mean and 95% half-width to each
+  // row, the same bytes with 1 or 2 threads; JSON Lines carry them as "repeated".
+  const std::string sweep = kSourceDir + "/tests/data/small_sweep.yaml";
+  const std::vector<std::string> args = {"sweep",    sweep,
+                                         "--repeat", "3",
+                                         "--set",    "cluster.stragglers.distribution=uniform",
+                                         "--set",    "cluster.stragglers.max=1.2"};
+  std::vector<std::string> one(args), two(args);
+  one.insert(one.end(), {"--threads", "1"});
+  two.insert(two.end(), {"--threads", "2"});
+  const Result a = run(one);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(run(two).out, a.out);
+  EXPECT_NE(a.out.find(",runs,throughput_mean,throughput_ci95,"), std::string::npos);
+  std::vector<std::string> jsonl(one);
+  jsonl.insert(jsonl.end(), {"--format", "jsonl"});
+  const Result j = run(jsonl);
+  ASSERT_EQ(j.status, 0) << j.err;
+  std::istringstream lines(j.out);
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::getline(lines, line);
+  const auto row = nlohmann::json::parse(line);
+  EXPECT_EQ(row["repeated"]["runs"], 3);
+  EXPECT_GT(row["repeated"]["throughput"]["ci95_half_width"].get<double>(), 0);
+}
+
 TEST(SweepTest, CsvAndJsonLinesReadBackAlike) {
   // The same sweep written both ways reads back to the same table and plot series: the reader
   // and both writers take their columns from one schema.

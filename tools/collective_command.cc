@@ -494,9 +494,8 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
 
   const models::ClusterTopology topology = models::build_cluster_topology(cluster, nodes);
-  // Pick algorithms (analytic, fast) in order, then simulate each size on its own: sizes are
-  // independent simulations, run in parallel; results land in their own slots, so the output
-  // is the same for any thread count.
+  // Plan every operation at every size in order (NCCL's tuner picks; the analytic time only for
+  // --network analytic), then simulate the sizes.
   const bool flow = network_model == models::NetworkModel::kFlow;
   std::vector<Row> rows;
   std::vector<PlannedOp> plans;

@@ -45,6 +45,10 @@ po::options_description sweep_options() {
     ("format", po::value<std::string>(), "csv or jsonl (default: from the output file's "
      "extension, else csv)")
     ("threads", po::value<int>(), "points simulated at once (default: all cores)")
+    ("repeat", po::value<int>()->default_value(1),
+     "simulate every point N times with seeds --seed, --seed + 1, ... (everything random drawn "
+     "afresh, a calibrated cluster's values within their uncertainty) and add the mean and 95% "
+     "confidence interval of throughput, speedup, efficiency and step time to each row")
     ("sweep-index", po::value<std::size_t>(), "run only point I")
     ("sweep-range", po::value<std::string>(), "run only points A <= I < B, given as A:B (for "
      "the array jobs of a batch scheduler)")

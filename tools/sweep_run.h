@@ -41,6 +41,7 @@ struct SweepJob {
   SweepFormat format = SweepFormat::kCsv;
   std::uint64_t signature = 0;  // the file, --set and options: what the rows depend on
   Provenance provenance;        // recorded in the header: settings, seed, files with hashes
+  int repeat = 1;               // --repeat: runs per point (seeds seed to seed + repeat - 1)
   std::shared_ptr<SweepCache> cache = std::make_shared<SweepCache>();
 };
 
