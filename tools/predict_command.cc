@@ -3,7 +3,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -283,8 +282,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
   std::function<models::ClusterSpec(std::uint64_t)> draw;
   if (!cluster.uncertainty.empty()) {
     draw = [&cluster](std::uint64_t seed) {
-      std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
-      return models::draw_within_uncertainty(cluster, rng);
+      return models::draw_within_uncertainty(cluster, seed);
     };
   }
   const models::ScalingStudy study = models::run_repeated_scaling_study(

@@ -252,24 +252,14 @@ void write_csv(std::ostream& out, const PredictReport& r) {
     header += (header.empty() ? "" : ",") + c.csv_key();
   // With --repeat: the mean and 95% half-width over the runs.
   const bool extra = repeated(r);
-  if (extra) {
-    header +=
-        ",runs,throughput_mean,throughput_ci95,speedup_mean,speedup_ci95,efficiency_mean,"
-        "efficiency_ci95,step_time_mean_s,step_time_ci95_s";
-  }
+  if (extra) header += repeated_csv_columns();
   out << header << "\n";
   for (const auto& p : r.study->points) {
     std::string line;
     for (const ResultColumn& c : result_columns()) {
       line += (&c == &result_columns().front() ? "" : ",") + c.csv_text(p);
     }
-    if (extra) {
-      const models::RepeatedFigures& f = *p.repeated;
-      line += "," + std::to_string(f.runs);
-      for (const models::Interval& i : {f.throughput, f.speedup, f.efficiency, f.step_time_s}) {
-        line += "," + printf_string("%.9g", i.mean) + "," + printf_string("%.9g", i.half_width);
-      }
-    }
+    if (extra) line += repeated_csv_fields(*p.repeated);
     out << line << "\n";
   }
 }
@@ -311,17 +301,7 @@ void write_json(std::ostream& out, const PredictReport& r) {
       j["examples_to_target"] = p.examples_to_target;
       j["steps_to_target"] = p.steps_to_target;
     }
-    if (p.repeated) {
-      const models::RepeatedFigures& f = *p.repeated;
-      auto interval = [](const models::Interval& i) {
-        return nlohmann::ordered_json{{"mean", i.mean}, {"ci95_half_width", i.half_width}};
-      };
-      j["repeated"] = {{"runs", f.runs},
-                       {"throughput", interval(f.throughput)},
-                       {"speedup", interval(f.speedup)},
-                       {"efficiency", interval(f.efficiency)},
-                       {"step_time_s", interval(f.step_time_s)}};
-    }
+    if (p.repeated) j["repeated"] = repeated_json(*p.repeated);
     if (p.host_memory) {
       const models::HostMemoryUse& h = *p.host_memory;
       j["host_memory"] = {{"tables", h.tables},
@@ -353,6 +333,30 @@ void write_json(std::ostream& out, const PredictReport& r) {
 }
 
 }  // namespace
+
+std::string repeated_csv_columns() {
+  return ",runs,throughput_mean,throughput_ci95,speedup_mean,speedup_ci95,efficiency_mean,"
+         "efficiency_ci95,step_time_mean_s,step_time_ci95_s";
+}
+
+std::string repeated_csv_fields(const models::RepeatedFigures& f) {
+  std::string line = "," + std::to_string(f.runs);
+  for (const models::Interval& i : {f.throughput, f.speedup, f.efficiency, f.step_time_s}) {
+    line += "," + printf_string("%.9g", i.mean) + "," + printf_string("%.9g", i.half_width);
+  }
+  return line;
+}
+
+nlohmann::ordered_json repeated_json(const models::RepeatedFigures& f) {
+  auto interval = [](const models::Interval& i) {
+    return nlohmann::ordered_json{{"mean", i.mean}, {"ci95_half_width", i.half_width}};
+  };
+  return {{"runs", f.runs},
+          {"throughput", interval(f.throughput)},
+          {"speedup", interval(f.speedup)},
+          {"efficiency", interval(f.efficiency)},
+          {"step_time_s", interval(f.step_time_s)}};
+}
 
 void write_predict_metadata(std::ostream& out, const PredictReport& report) {
   out << json_head(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -4,6 +4,8 @@
 #include <ostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "models/scaling/scaling_study.h"
 #include "models/spec/cluster_spec.h"
 
@@ -34,5 +36,12 @@ void write_predict_report(std::ostream& out, const PredictReport& report, Output
 // What a CSV result leaves out, for its side file FILE.meta.json: the JSON document without its
 // points (configs, settings, provenance).
 void write_predict_metadata(std::ostream& out, const PredictReport& report);
+
+// With --repeat: the CSV columns of the runs' figures (each after a comma), a row's fields for
+// them, and their JSON object ("repeated").
+std::string repeated_csv_columns();
+std::string repeated_csv_fields(const models::RepeatedFigures& figures);
+inline constexpr std::size_t kRepeatedCsvColumns = 9;
+nlohmann::ordered_json repeated_json(const models::RepeatedFigures& figures);
 
 }  // namespace trainsim::cli

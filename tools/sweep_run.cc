@@ -1,12 +1,10 @@
 #include "tools/sweep_run.h"
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -79,28 +77,11 @@ std::string header_line(const SweepJob& job, SweepFormat format) {
          h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// With --repeat: the runs and each figure's mean and 95% half-width, in this order.
-std::string repeated_columns() {
-  return ",runs,throughput_mean,throughput_ci95,speedup_mean,speedup_ci95,efficiency_mean,"
-         "efficiency_ci95,step_time_mean_s,step_time_ci95_s";
-}
-constexpr std::size_t kRepeatedColumns = 9;
-
-std::string repeated_fields(const models::RepeatedFigures& f) {
-  std::string out = "," + std::to_string(f.runs);
-  char text[64];
-  for (const models::Interval& i : {f.throughput, f.speedup, f.efficiency, f.step_time_s}) {
-    std::snprintf(text, sizeof text, ",%.9g,%.9g", i.mean, i.half_width);
-    out += text;
-  }
-  return out;
-}
-
 std::string column_line(const SweepJob& job) {
   std::string line = "index";
   for (const auto& a : job.spec.axes) line += "," + csv_field(a.key);
   for (const ResultColumn* c : row_columns(job, true)) line += "," + c->csv_key();
-  if (job.repeat > 1) line += repeated_columns();
+  if (job.repeat > 1) line += repeated_csv_columns();
   return line + ",error";
 }
 
@@ -325,12 +306,12 @@ SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
       // Every run draws everything random afresh from its seed (and a calibrated cluster's values
       // within their uncertainty); this point's runs go one after another, so a row does not
       // depend on how many points run at once.
-      std::array<std::vector<double>, 4> samples;
+      models::RunSamples samples;
       for (int k = 0; k < job.repeat; ++k) {
         models::StepSimulationOptions options = job.study.simulation;
         options.seed += static_cast<std::uint64_t>(k);
-        std::mt19937_64 rng(options.seed ^ 0x9e3779b97f4a7c15ULL);
-        const models::ClusterSpec cluster = models::draw_within_uncertainty(in.cluster, rng);
+        const models::ClusterSpec cluster =
+            models::draw_within_uncertainty(in.cluster, options.seed);
         std::vector<models::ScalingPoint> run = {models::simulate_point(
             cluster, in.workload, baseline, batch.at(baseline * gpn), options, &target)};
         if (p.nodes != baseline) {
@@ -338,18 +319,9 @@ SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
                                                batch.at(p.nodes * gpn), options, &target));
         }
         models::fill_speedup_and_efficiency(run);
-        samples[0].push_back(run.back().throughput);
-        samples[1].push_back(run.back().speedup);
-        samples[2].push_back(run.back().efficiency);
-        samples[3].push_back(to_seconds(run.back().step_time));
+        samples.add(run.back());
       }
-      models::RepeatedFigures f;
-      f.runs = job.repeat;
-      f.throughput = models::confidence_interval_95(samples[0]);
-      f.speedup = models::confidence_interval_95(samples[1]);
-      f.efficiency = models::confidence_interval_95(samples[2]);
-      f.step_time_s = models::confidence_interval_95(samples[3]);
-      r.point->repeated = f;
+      r.point->repeated = samples.figures();
     }
   } catch (const models::ConfigError& e) {
     r.error = e.what();
@@ -367,12 +339,12 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
     std::string line = std::to_string(r.index);
     for (const std::string& v : r.values) line += "," + csv_field(v);
     const auto columns = row_columns(job, true);
-    const std::size_t extra = job.repeat > 1 ? kRepeatedColumns : 0;
+    const std::size_t extra = job.repeat > 1 ? kRepeatedCsvColumns : 0;
     if (!r.point) {
       return line + std::string(columns.size() + extra, ',') + "," + csv_field(r.error);
     }
     for (const ResultColumn* c : columns) line += "," + csv_field(c->csv_text(*r.point));
-    if (r.point->repeated) line += repeated_fields(*r.point->repeated);
+    if (r.point->repeated) line += repeated_csv_fields(*r.point->repeated);
     return line + ",";
   }
   nlohmann::ordered_json j;
@@ -399,17 +371,7 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   for (const ResultColumn* c : row_columns(job, false)) c->put_json(j, *r.point);
-  if (r.point->repeated) {
-    const models::RepeatedFigures& f = *r.point->repeated;
-    auto interval = [](const models::Interval& i) {
-      return nlohmann::ordered_json{{"mean", i.mean}, {"ci95_half_width", i.half_width}};
-    };
-    j["repeated"] = {{"runs", f.runs},
-                     {"throughput", interval(f.throughput)},
-                     {"speedup", interval(f.speedup)},
-                     {"efficiency", interval(f.efficiency)},
-                     {"step_time_s", interval(f.step_time_s)}};
-  }
+  if (r.point->repeated) j["repeated"] = repeated_json(*r.point->repeated);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

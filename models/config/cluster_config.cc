@@ -942,6 +942,12 @@ ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64&
   return cluster;
 }
 
+ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::uint64_t seed) {
+  // Its own stream, apart from the simulation's streams of the same seed.
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  return draw_within_uncertainty(cluster, rng);
+}
+
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<YamlSetting>& settings) {
   return parse_cluster_spec(ConfigNode::load_file(path, settings));
 }

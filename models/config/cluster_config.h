@@ -23,6 +23,8 @@ ClusterSpec parse_cluster_spec(const ConfigNode& root);
 // A draw of the cluster within its `uncertainty` section: each value it names times exp(u z), z
 // standard normal from `rng` (a draw that leaves a key's range is drawn again).
 ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64& rng);
+// The same, drawn from a run's seed (the draws of one seed are always the same).
+ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::uint64_t seed);
 
 // The collective constants a cluster file leaves out: the joint fit over the logs in validation/.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport);

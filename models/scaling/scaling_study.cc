@@ -334,6 +334,19 @@ Interval confidence_interval_95(const std::vector<double>& sample) {
   return out;
 }
 
+void RunSamples::add(const ScalingPoint& point) {
+  throughput.push_back(point.throughput);
+  speedup.push_back(point.speedup);
+  efficiency.push_back(point.efficiency);
+  step_time_s.push_back(to_seconds(point.step_time));
+}
+
+RepeatedFigures RunSamples::figures() const {
+  return {static_cast<int>(throughput.size()), confidence_interval_95(throughput),
+          confidence_interval_95(speedup), confidence_interval_95(efficiency),
+          confidence_interval_95(step_time_s)};
+}
+
 ScalingStudy run_repeated_scaling_study(
     const ClusterSpec& cluster, const Workload& workload, std::vector<int> node_counts,
     const ScalingStudyOptions& options, int runs, int threads,
@@ -342,15 +355,9 @@ ScalingStudy run_repeated_scaling_study(
   ScalingStudy first = run_scaling_study(cluster, workload, node_counts, options);
   if (runs == 1) return first;
   const std::size_t points = first.points.size();
-  std::vector<std::array<std::vector<double>, 4>> samples(points);
+  std::vector<RunSamples> samples(points);
   auto add = [&](const ScalingStudy& study) {
-    for (std::size_t i = 0; i < points; ++i) {
-      const ScalingPoint& p = study.points[i];
-      samples[i][0].push_back(p.throughput);
-      samples[i][1].push_back(p.speedup);
-      samples[i][2].push_back(p.efficiency);
-      samples[i][3].push_back(to_seconds(p.step_time));
-    }
+    for (std::size_t i = 0; i < points; ++i) samples[i].add(study.points[i]);
   };
   // Each run in its own slot, added in seed order: the same result for any thread count. Without
   // a draw, the first run is the given one.
@@ -366,15 +373,7 @@ ScalingStudy run_repeated_scaling_study(
                    : run_scaling_study(cluster, workload, node_counts, again);
   });
   for (const ScalingStudy& study : more) add(study);
-  for (std::size_t i = 0; i < points; ++i) {
-    RepeatedFigures r;
-    r.runs = runs;
-    r.throughput = confidence_interval_95(samples[i][0]);
-    r.speedup = confidence_interval_95(samples[i][1]);
-    r.efficiency = confidence_interval_95(samples[i][2]);
-    r.step_time_s = confidence_interval_95(samples[i][3]);
-    first.points[i].repeated = r;
-  }
+  for (std::size_t i = 0; i < points; ++i) first.points[i].repeated = samples[i].figures();
   return first;
 }
 

@@ -58,6 +58,14 @@ struct RepeatedFigures {
   Interval step_time_s;
 };
 
+// The figures of one node count over runs: each run's throughput, speedup, efficiency and step
+// time (s).
+struct RunSamples {
+  std::vector<double> throughput, speedup, efficiency, step_time_s;
+  void add(const struct ScalingPoint& point);
+  RepeatedFigures figures() const;
+};
+
 struct ScalingPoint {
   int nodes = 0;
   int gpus = 0;
