@@ -4,11 +4,8 @@
 // an NVSwitch port of 450 GB/s and 0.5 us per direction and a NIC of 50 GB/s and 1 us per
 // direction; an ideal crossbar, or leaves of 4 nodes with one uplink each of 1600/K GB/s and 1 us.
 // As in SimGrid, every message waits its route latency, then shares bandwidth by max-min.
-#include <fstream>
 #include <functional>
-#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,33 +14,13 @@
 #include "engine/flow_network.h"
 #include "models/collectives/ring_collective.h"
 #include "models/hardware/cluster_topology.h"
+#include "tests/simgrid_reference.h"
 
 namespace trainsim::models {
 namespace {
 
-const std::string kDir = std::string(TRAINSIM_SOURCE_DIR) + "/validation/simgrid/";
-
-using Row = std::map<std::string, std::string>;
-
-std::vector<Row> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::vector<Row> rows;
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  for (std::stringstream h(line); std::getline(h, line, ',');) header.push_back(line);
-  for (std::string text; std::getline(in, text);) {
-    Row row;
-    std::stringstream fields(text);
-    std::string field;
-    for (std::size_t i = 0; i < header.size() && std::getline(fields, field, ','); ++i) {
-      row[header[i]] = field;
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
+using simgrid::kSimGridDir;
+using simgrid::SimGridRow;
 
 ClusterSpec platform(int nodes, double oversubscription) {
   ClusterSpec c;
@@ -150,7 +127,7 @@ void expect_close(double trainsim, const std::string& simgrid, const std::string
 
 TEST(SimGridCheck, CrossbarRingHierarchicalAndAllToAll) {
   int compared = 0;
-  for (const Row& row : read_csv(kDir + "results.csv")) {
+  for (const SimGridRow& row : simgrid::read_simgrid_csv(kSimGridDir + "results.csv")) {
     if (row.at("model") != "ideal" || row.at("variant") != "base" || row.at("status") != "ok") {
       continue;
     }
@@ -188,9 +165,9 @@ TEST(SimGridCheck, CrossbarRingHierarchicalAndAllToAll) {
         for (int l = 0; l < 8; ++l) {
           std::vector<VertexId> v;
           for (int node = 0; node < n; ++node) v.push_back(h.gpu(node * 8 + l));
-          rings.push_back(std::make_unique<RingCollective>(
-              h.sim, h.network, v, make_node_rings(n, 1, 1),
-              rendezvous(2 * (n - 1), bytes / (8.0 * n))));
+          rings.push_back(
+              std::make_unique<RingCollective>(h.sim, h.network, v, make_node_rings(n, 1, 1),
+                                               rendezvous(2 * (n - 1), bytes / (8.0 * n))));
           for (int node = 0; node < n; ++node) {
             ring_of[1][node * 8 + l] = rings.back().get();
             member_index[1][node * 8 + l] = node;
@@ -225,18 +202,14 @@ TEST(SimGridCheck, CrossbarRingHierarchicalAndAllToAll) {
 
 TEST(SimGridCheck, FatTreeAndContention) {
   int compared = 0;
-  for (const Row& row : read_csv(kDir + "results_contention.csv")) {
+  for (const SimGridRow& row : simgrid::read_simgrid_csv(kSimGridDir + "results_contention.csv")) {
+    if (!simgrid::is_max_min_row(row)) continue;
     const bool crossbar = row.at("fabric") == "crossbar";
     const std::string scenario = row.at("scenario");
-    // Pure max-min rows: the crossbar (ideal = max-min there), the fat-tree's maxmin model, and
-    // the lone ring on the fat-tree (one flow per link at a time: no sharing to weigh).
-    const bool maxmin = row.at("model") == "maxmin" || crossbar ||
-                        (scenario == "ring" && row.at("model") == "ideal");
-    if (!maxmin || row.at("variant") != "base" || row.at("status") != "ok") continue;
     const int n = std::stoi(row.at("N"));
     const double k = crossbar ? 0 : std::stod(row.at("oversub_K"));
-    const std::string what = scenario + " " + row.at("fabric") + " K=" + row.at("oversub_K") +
-                             " " + row.at("model") + " N=" + row.at("N");
+    const std::string what = scenario + " " + row.at("fabric") + " K=" + row.at("oversub_K") + " " +
+                             row.at("model") + " N=" + row.at("N");
     Harness h(n, k);
     const int p = h.gpus();
     const double ring_bytes = std::stod(row.at("ring_bytes"));

@@ -5,43 +5,20 @@
 // message) schedules, --with for operations started together and --hot-gpus for the skewed
 // all-to-all, and matched within 0.1%: the end of the run, each operation's last rank and the
 // all-to-all's mean rank finish.
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/simgrid_reference.h"
 #include "tools/cli.h"
 
 namespace trainsim::cli {
 namespace {
 
-const std::string kDir = std::string(TRAINSIM_SOURCE_DIR) + "/validation/simgrid/";
-
-using Row = std::map<std::string, std::string>;
-
-std::vector<Row> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::vector<Row> rows;
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  for (std::stringstream h(line); std::getline(h, line, ',');) header.push_back(line);
-  for (std::string text; std::getline(in, text);) {
-    Row row;
-    std::stringstream fields(text);
-    std::string field;
-    for (std::size_t i = 0; i < header.size() && std::getline(fields, field, ',');) {
-      row[header[i++]] = field;
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
+using simgrid::kSimGridDir;
+using simgrid::SimGridRow;
 
 void expect_close(double trainsim_us, const std::string& simgrid_s, const std::string& what) {
   ASSERT_FALSE(simgrid_s.empty()) << what;
@@ -52,18 +29,14 @@ void expect_close(double trainsim_us, const std::string& simgrid_s, const std::s
 
 TEST(SimGridCli, ContentionRowsFromTheCommandLine) {
   int compared = 0;
-  for (const Row& row : read_csv(kDir + "results_contention.csv")) {
+  for (const SimGridRow& row : simgrid::read_simgrid_csv(kSimGridDir + "results_contention.csv")) {
+    if (!simgrid::is_max_min_row(row)) continue;
     const bool crossbar = row.at("fabric") == "crossbar";
     const std::string scenario = row.at("scenario");
-    // Pure max-min rows, as in simgrid_check_test: the crossbar, the fat-tree's maxmin model, and
-    // the lone ring on the fat-tree (one flow per link at a time).
-    const bool maxmin = row.at("model") == "maxmin" || crossbar ||
-                        (scenario == "ring" && row.at("model") == "ideal");
-    if (!maxmin || row.at("variant") != "base" || row.at("status") != "ok") continue;
     const std::string what = scenario + " " + row.at("fabric") + " K=" + row.at("oversub_K") + " " +
                              row.at("model") + " N=" + row.at("N");
     std::vector<std::string> args = {
-        "collective", "--cluster", kDir + (crossbar ? "crossbar.yaml" : "fattree.yaml"),
+        "collective", "--cluster", kSimGridDir + (crossbar ? "crossbar.yaml" : "fattree.yaml"),
         "--nodes",    row.at("N"), "--algo",
         "flat",       "--format",  "json"};
     if (!crossbar) {

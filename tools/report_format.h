@@ -41,7 +41,6 @@ void write_predict_metadata(std::ostream& out, const PredictReport& report);
 // them, and their JSON object ("repeated").
 std::string repeated_csv_columns();
 std::string repeated_csv_fields(const models::RepeatedFigures& figures);
-inline constexpr std::size_t kRepeatedCsvColumns = 9;
 nlohmann::ordered_json repeated_json(const models::RepeatedFigures& figures);
 
 }  // namespace trainsim::cli

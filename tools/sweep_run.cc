@@ -1,5 +1,6 @@
 #include "tools/sweep_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -308,6 +309,11 @@ SweepResult evaluate_point(const SweepJob& job, std::size_t index) {
       // depend on how many points run at once.
       models::RunSamples samples;
       for (int k = 0; k < job.repeat; ++k) {
+        // The first seed on the cluster as given is the row itself.
+        if (k == 0 && in.cluster.uncertainty.empty()) {
+          samples.add(*r.point);
+          continue;
+        }
         models::StepSimulationOptions options = job.study.simulation;
         options.seed += static_cast<std::uint64_t>(k);
         const models::ClusterSpec cluster =
@@ -339,7 +345,8 @@ std::string render_row(const SweepJob& job, const SweepResult& r) {
     std::string line = std::to_string(r.index);
     for (const std::string& v : r.values) line += "," + csv_field(v);
     const auto columns = row_columns(job, true);
-    const std::size_t extra = job.repeat > 1 ? kRepeatedCsvColumns : 0;
+    const std::string repeated = job.repeat > 1 ? repeated_csv_columns() : "";
+    const auto extra = static_cast<std::size_t>(std::count(repeated.begin(), repeated.end(), ','));
     if (!r.point) {
       return line + std::string(columns.size() + extra, ',') + "," + csv_field(r.error);
     }

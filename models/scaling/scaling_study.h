@@ -58,14 +58,6 @@ struct RepeatedFigures {
   Interval step_time_s;
 };
 
-// The figures of one node count over runs: each run's throughput, speedup, efficiency and step
-// time (s).
-struct RunSamples {
-  std::vector<double> throughput, speedup, efficiency, step_time_s;
-  void add(const struct ScalingPoint& point);
-  RepeatedFigures figures() const;
-};
-
 struct ScalingPoint {
   int nodes = 0;
   int gpus = 0;
@@ -96,6 +88,14 @@ struct ScalingPoint {
   // Relative time-to-quality (per example of E_min), for the speedup when E_min is unknown.
   double relative_ttq = 0.0;
   std::optional<RepeatedFigures> repeated;  // run_repeated_scaling_study
+};
+
+// The figures of one node count over runs: each run's throughput, speedup, efficiency and step
+// time (s).
+struct RunSamples {
+  std::vector<double> throughput, speedup, efficiency, step_time_s;
+  void add(const ScalingPoint& point);
+  RepeatedFigures figures() const;
 };
 
 struct BatchScaling {

@@ -56,14 +56,21 @@ ClusterSpec one_gpu_nodes() {
   return c;
 }
 
-TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
+// 1 GFLOP per example and 100 MB of gradients in one ring all-reduce; 500 examples per GPU are
+// 500 GFLOP at 100 TFLOP/s: 5 ms.
+DenseModelSpec ring_model(double batch_per_gpu = 500) {
   DenseModelSpec m;
   m.name = "m";
   m.flops_per_example = 1e9;
-  m.batch_per_gpu = 500;  // 500 GFLOP at 100 TFLOP/s: 5 ms
+  m.batch_per_gpu = batch_per_gpu;
   m.parameter_bytes = 100e6;
   m.compute_dtype = Dtype::kBf16;
   m.all_reduce_algorithm = Algorithm::kRing;
+  return m;
+}
+
+TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
+  const DenseModelSpec m = ring_model();
   const ScalingStudy study = run_scaling_study(one_gpu_nodes(), m, {4, 1, 2, 4}, {});
   ASSERT_EQ(study.points.size(), 3u);
   const double bytes = 100e6;
@@ -89,13 +96,7 @@ TEST(ScalingStudyTest, BackgroundTrafficTakesItsShareOfTheNics) {
   // an even share whatever the ring's channel count, at most 3 here) and the ring the other
   // 20 GB/s, so the 100 MB take 5 ms instead of 4. Traffic among nodes the run does not have
   // (2 and 3 at 2 nodes) changes nothing.
-  DenseModelSpec m;
-  m.name = "m";
-  m.flops_per_example = 1e9;
-  m.batch_per_gpu = 500;
-  m.parameter_bytes = 100e6;
-  m.compute_dtype = Dtype::kBf16;
-  m.all_reduce_algorithm = Algorithm::kRing;
+  const DenseModelSpec m = ring_model();
   ClusterSpec c = one_gpu_nodes();
   c.background_traffic = {{0, 0, 1, 1, 5e9}, {2, 2, 3, 3, 20e9}};
   const Time latency = time_from_seconds((8.4 + 2 * 14.0) * 1.4 * 1e-6);
@@ -110,13 +111,7 @@ TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {
   // The model overlaps its gradient all-reduce in 4 buckets; the job turns overlap off, so each
   // step is the 5 ms of compute, then the whole 100 MB all-reduce (as above, at 2 nodes: NCCL's
   // (8.4 + 2 x 14) us x 1.4 and 100 MB over the 25 GB/s NIC).
-  DenseModelSpec m;
-  m.name = "m";
-  m.flops_per_example = 1e9;
-  m.batch_per_gpu = 1;
-  m.parameter_bytes = 100e6;
-  m.compute_dtype = Dtype::kBf16;
-  m.all_reduce_algorithm = Algorithm::kRing;
+  DenseModelSpec m = ring_model(1);
   m.overlap_all_reduce = true;
   m.gradient_buckets = 4;
   JobSpec job;
