@@ -81,6 +81,7 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
 void FlowNetwork::activate(FlowId id) {
   FlowState& f = flows_[id];
   f.last_update = sim_.now();
+  if (flow_observer_) flow_observer_(f.route, f.remaining_bytes, true);
   const auto route = router_.links(f.route);
   f.hops.resize(route.size());
   for (std::size_t i = 0; i < route.size(); ++i) {
@@ -127,6 +128,7 @@ void FlowNetwork::transmitted(FlowId id) {
   FlowState& f = flows_[id];
   f.completion_scheduled = false;
   if (!f.hops.empty()) {
+    if (flow_observer_) flow_observer_(f.route, 0.0, false);
     for (std::size_t i = 0; i < f.hops.size(); ++i) {
       const LinkId l = f.hops[i].link;
       LinkState& link = links_[l];

@@ -101,6 +101,10 @@ class FlowNetwork {
   // changes (for a trace's utilisation tracks). Optional.
   using LinkObserver = std::function<void(LinkId, Time, double)>;
   void set_link_observer(LinkObserver observer) { link_observer_ = std::move(observer); }
+  // Called when a flow starts taking bandwidth on its route (`begins`, with its bytes) and when it
+  // stops (its last byte transmitted), e.g. to see whose traffic meets on a link. Optional.
+  using FlowObserver = std::function<void(RouteId route, double bytes, bool begins)>;
+  void set_flow_observer(FlowObserver observer) { flow_observer_ = std::move(observer); }
 
   Router& router() { return router_; }
   const Topology& topology() const { return topology_; }
@@ -187,6 +191,7 @@ class FlowNetwork {
   std::vector<std::pair<double, std::uint32_t>> cap_heap_;
   FlowNetworkCounters counters_;
   LinkObserver link_observer_;
+  FlowObserver flow_observer_;
   void allocated_changed(LinkId l) {
     if (link_observer_) link_observer_(l, sim_.now(), links_[l].allocated);
   }

@@ -4,8 +4,24 @@
 
 namespace trainsim {
 
+Topology::Topology(const Topology& other) : graph_(std::make_unique<Graph>()) {
+  vertices_.reserve(other.vertices_.size());
+  links_.reserve(other.links_.size());
+  for (const Vertex& v : other.vertices_) add_vertex(v.name, v.transit);
+  for (const Link& l : other.links_) {
+    add_link(l.from, l.to, l.bandwidth_bytes_per_s, l.latency, l.label);
+  }
+}
+
+Topology& Topology::operator=(const Topology& other) {
+  if (this != &other) {
+    *this = Topology(other);
+  }
+  return *this;
+}
+
 VertexId Topology::add_vertex(std::string name, bool transit) {
-  const auto v = static_cast<VertexId>(boost::add_vertex(graph_));
+  const auto v = static_cast<VertexId>(boost::add_vertex(*graph_));
   TRAINSIM_ASSERT(v == vertices_.size(), "vertex ids out of step with the graph");
   vertices_.push_back(Vertex{std::move(name), transit});
   return v;
@@ -19,7 +35,7 @@ LinkId Topology::add_link(VertexId from, VertexId to, double bandwidth_bytes_per
   TRAINSIM_ASSERT(latency >= 0, "link latency must be non-negative");
   const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(Link{from, to, bandwidth_bytes_per_s, latency, std::move(label)});
-  boost::add_edge(from, to, EdgeProperties{id}, graph_);
+  boost::add_edge(from, to, EdgeProperties{id}, *graph_);
   return id;
 }
 

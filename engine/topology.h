@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,13 @@ class Topology {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
                                       boost::no_property, EdgeProperties>;
 
+  Topology() : graph_(std::make_unique<Graph>()) {}
+  // A copy has the same vertex and link ids (the graph rebuilt link by link, in id order).
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  Topology(Topology&& other) noexcept = default;
+  Topology& operator=(Topology&& other) noexcept = default;
+
   VertexId add_vertex(std::string name, bool transit);
   // A directed link. Bandwidth must be positive and latency non-negative.
   LinkId add_link(VertexId from, VertexId to, double bandwidth_bytes_per_s, Time latency,
@@ -53,10 +61,10 @@ class Topology {
   const Vertex& vertex(VertexId id) const { return vertices_[id]; }
   const Link& link(LinkId id) const { return links_[id]; }
   const std::vector<Link>& links() const { return links_; }
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
 
  private:
-  Graph graph_;
+  std::unique_ptr<Graph> graph_;  // never copied or moved itself (its copy warns spuriously)
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
 };

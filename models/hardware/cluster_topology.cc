@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "engine/check.h"
 
@@ -141,6 +142,28 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
       }
     }
   }
+  return out;
+}
+
+ClusterTopology node_range(const ClusterTopology& whole, int first_node, int nodes) {
+  TRAINSIM_ASSERT(first_node >= 0 && nodes >= 1 && first_node + nodes <= whole.nodes,
+                  "a node range inside the cluster");
+  ClusterTopology out;
+  out.topology = whole.topology;
+  out.nodes = nodes;
+  out.gpus_per_node = whole.gpus_per_node;
+  const auto gpus = whole.gpu_vertices.begin() + first_node * whole.gpus_per_node;
+  out.gpu_vertices.assign(gpus, gpus + nodes * whole.gpus_per_node);
+  auto by_node = [&](const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    if (static_cast<int>(v.size()) < first_node + nodes) return V{};
+    return V(v.begin() + first_node, v.begin() + first_node + nodes);
+  };
+  out.nvswitch_vertices = by_node(whole.nvswitch_vertices);
+  out.nic_send_vertices = by_node(whole.nic_send_vertices);
+  out.nic_receive_vertices = by_node(whole.nic_receive_vertices);
+  out.nic_switch_vertices = by_node(whole.nic_switch_vertices);
+  out.nics_of_gpu = whole.nics_of_gpu;
   return out;
 }
 

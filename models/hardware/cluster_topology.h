@@ -37,6 +37,10 @@ struct ClusterTopology {
 
 ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes);
 
+// Nodes [first_node, first_node + nodes) of `whole` as a cluster of their own (node 0 is
+// `first_node`), on the same fabric: vertex and link ids are `whole`'s, so its router serves it.
+ClusterTopology node_range(const ClusterTopology& whole, int first_node, int nodes);
+
 // The link from `a` to `b`, which must exist.
 LinkId link_between(const Topology& topology, VertexId a, VertexId b);
 // The same, or none.

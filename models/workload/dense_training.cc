@@ -27,6 +27,12 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
                                              const DenseModelSpec& model, int nodes,
                                              const StepSimulationOptions& options) {
   StepRunner runner(cluster, nodes, options, /*input_copies=*/false);
+  add_dense_training(runner, model);
+  return runner.run();
+}
+
+void add_dense_training(StepRunner& runner, const DenseModelSpec& model) {
+  const ClusterSpec& cluster = runner.cluster();
   // Compute split: forward, then backward in `buckets` equal pieces.
   const Time compute = dense_compute_time(model, cluster.gpu);
   const Time backward = time_from_seconds(to_seconds(compute) * model.backward_flops_fraction);
@@ -72,7 +78,6 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
       for (const TaskId ar : reduces) runner.depend(ar, end);
     }
   }
-  return runner.run();
 }
 
 }  // namespace trainsim::models

@@ -25,7 +25,10 @@ struct StepSimulationOptions {
   std::uint64_t seed = 0;
   // Flow network solve quantum; the step runs only with a time (a share of the step is turned
   // into one by the scaling study's estimate).
-  SolveQuantum solve_quantum = Time{0};
+  SolveQuantum solve_quantum = Time{0};  // Steps built after the measured ones and not measured: on
+                                         // a shared cluster they keep a job's
+  // traffic going while the other jobs finish their measured steps (the run stops then).
+  int trailing_steps = 0;
 };
 
 // Where the time of one step goes, averaged over measured steps and ranks; the parts add up to
@@ -82,6 +85,10 @@ DenseModelSpec dense_model_for_job(DenseModelSpec model, const JobSpec& job);
 
 // Per-GPU compute time of the model's forward+backward for one batch on this GPU.
 Time dense_compute_time(const DenseModelSpec& model, const GpuSpec& gpu);
+
+class StepRunner;
+// The model's steps, added to `runner` (which runs them).
+void add_dense_training(StepRunner& runner, const DenseModelSpec& model);
 
 StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
                                              const DenseModelSpec& model, int nodes,

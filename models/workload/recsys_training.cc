@@ -492,20 +492,22 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
   return runner.run();
 }
 
-StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
-                                              const RecsysModelSpec& model, const JobSpec& job,
-                                              int nodes, const StepSimulationOptions& options,
-                                              RecsysStepDetails* details,
-                                              const ShardingPlan* given) {
+RecsysStepDetails plan_recsys_training(const ClusterSpec& given_cluster,
+                                       const RecsysModelSpec& model, const JobSpec& job, int nodes,
+                                       const StepSimulationOptions& options,
+                                       const ShardingPlan* given) {
   const ClusterSpec cluster = launched_on(given_cluster, job);
   const ShardingContext context = recsys_context(cluster, model, job, nodes);
-  const ShardingPlan plan = given ? *given : job_plan(cluster, model, job, nodes, options);
-  const ShardCosts costs = compute_shard_costs(plan, context);
+  ShardingPlan plan = given ? *given : job_plan(cluster, model, job, nodes, options);
+  ShardCosts costs = compute_shard_costs(plan, context);
   check_plan_fits(job, plan, costs, cluster, nodes);
-  if (details) *details = {plan, costs, context.batch_per_gpu};
+  return {std::move(plan), std::move(costs), context.batch_per_gpu};
+}
 
-  StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
-  const RecsysStep st = recsys_step(runner, model, job, plan, costs, context.batch_per_gpu);
+void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const JobSpec& job,
+                         const RecsysStepDetails& details) {
+  const ShardCosts& costs = details.costs;
+  const RecsysStep st = recsys_step(runner, model, job, details.plan, costs, details.batch_per_gpu);
   std::vector<std::optional<TaskId>> previous_start(runner.ranks());
   std::vector<std::optional<Prefetched>> prefetched(runner.ranks());
   Collective* ids = nullptr;  // this step's id all-to-all, when the previous step issued it
@@ -523,6 +525,19 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
     }
     ids = next_ids;
   }
+}
+
+StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
+                                              const RecsysModelSpec& model, const JobSpec& job,
+                                              int nodes, const StepSimulationOptions& options,
+                                              RecsysStepDetails* details,
+                                              const ShardingPlan* given) {
+  const ClusterSpec cluster = launched_on(given_cluster, job);
+  const RecsysStepDetails planned =
+      plan_recsys_training(given_cluster, model, job, nodes, options, given);
+  if (details) *details = planned;
+  StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
+  add_recsys_training(runner, model, job, planned);
   return runner.run();
 }
 

@@ -28,6 +28,18 @@ struct RecsysStepDetails {
   double batch_per_gpu = 0;
 };
 
+// The job's plan on `nodes` nodes (`plan` when given, else the job's sharding) and its costs.
+// Throws ConfigError if the plan does not fit in memory (naming the GPU and the shortfall).
+RecsysStepDetails plan_recsys_training(const ClusterSpec& cluster, const RecsysModelSpec& model,
+                                       const JobSpec& job, int nodes,
+                                       const StepSimulationOptions& options,
+                                       const ShardingPlan* plan = nullptr);
+class StepRunner;
+// The job's steps on `details`' plan, added to `runner` (on launched_on(cluster, job); it runs
+// them).
+void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const JobSpec& job,
+                         const RecsysStepDetails& details);
+
 // Simulates `plan` when given, else the job's sharding. Throws ConfigError if the plan does not fit
 // in memory (naming the GPU and the shortfall).
 StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
@@ -36,8 +48,9 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               RecsysStepDetails* details = nullptr,
                                               const ShardingPlan* plan = nullptr);
 
-// Evaluation steps: the forward pass alone (the batch's copy, id all-to-all, lookup, pooled-embedding
-// all-to-all, bottom MLP, top part) at `batch_per_gpu` examples per GPU, on the training's `plan`.
+// Evaluation steps: the forward pass alone (the batch's copy, id all-to-all, lookup,
+// pooled-embedding all-to-all, bottom MLP, top part) at `batch_per_gpu` examples per GPU, on the
+// training's `plan`.
 StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& cluster,
                                                 const RecsysModelSpec& model, const JobSpec& job,
                                                 int nodes, double batch_per_gpu,

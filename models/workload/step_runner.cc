@@ -4,31 +4,70 @@
 #include <cmath>
 #include <cstdio>
 #include <utility>
+#include <variant>
 
 #include "engine/check.h"
 
 namespace trainsim::models {
 
+Fabric::Fabric(const ClusterSpec& cluster, int nodes, std::uint64_t seed, Time solve_quantum)
+    : sim_(seed),
+      topology_(build_cluster_topology(cluster, nodes)),
+      network_(sim_, topology_.topology),
+      nics_(cluster.nic.count) {
+  network_.set_solve_quantum(solve_quantum);
+  network_.set_latency_first(cluster.network.latency_first);
+  slowdown_ = compute_slowdowns(cluster.stragglers, nodes, cluster.gpus_per_node,
+                                sim_.rng(kStragglerStream));
+}
+
+namespace {
+
+Time resolved_quantum(const StepSimulationOptions& options) {
+  TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
+                  "the solve quantum is resolved to a time before a step runs");
+  return std::get<Time>(options.solve_quantum);
+}
+
+}  // namespace
+
 StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulationOptions& options,
                        bool input_copies)
     : cluster_(cluster),
       options_(options),
-      sim_(options.seed),
-      topology_(build_cluster_topology(cluster, nodes)),
-      network_(sim_, topology_.topology),
-      trace_(std::make_shared<StepTrace>()),
-      steps_(options.steps),
-      last_comm_(topology_.gpu_count()),
-      last_prefetch_(topology_.gpu_count()) {
-  TRAINSIM_ASSERT(options.steps > options.warmup_steps && options.warmup_steps >= 0,
+      own_fabric_(
+          std::make_unique<Fabric>(cluster, nodes, options.seed, resolved_quantum(options))),
+      fabric_(*own_fabric_),
+      sim_(fabric_.sim()),
+      topology_(fabric_.topology()),
+      network_(fabric_.network()) {
+  init(0, input_copies);
+}
+
+StepRunner::StepRunner(Fabric& fabric, const ClusterSpec& cluster, int first_node, int nodes,
+                       const StepSimulationOptions& options, bool input_copies)
+    : cluster_(cluster),
+      options_(options),
+      fabric_(fabric),
+      sim_(fabric_.sim()),
+      slice_(node_range(fabric.topology(), first_node, nodes)),
+      topology_(*slice_),
+      network_(fabric_.network()) {
+  init(first_node * cluster.gpus_per_node, input_copies);
+}
+
+void StepRunner::init(int first_rank, bool input_copies) {
+  TRAINSIM_ASSERT(options_.steps > options_.warmup_steps && options_.warmup_steps >= 0 &&
+                      options_.trailing_steps >= 0,
                   "need at least one measured step");
-  TRAINSIM_ASSERT(std::holds_alternative<Time>(options.solve_quantum),
-                  "the solve quantum is resolved to a time before a step runs");
-  network_.set_solve_quantum(std::get<Time>(options.solve_quantum));
-  network_.set_latency_first(cluster.network.latency_first);
-  slowdown_ = compute_slowdowns(cluster.stragglers, nodes, cluster.gpus_per_node,
-                                sim_.rng(kStragglerStream));
-  trace_->gpus_per_node = cluster.gpus_per_node;
+  trace_ = std::make_shared<StepTrace>();
+  steps_.resize(steps());
+  last_comm_.resize(topology_.gpu_count());
+  last_prefetch_.resize(topology_.gpu_count());
+  for (int r = 0; r < topology_.gpu_count(); ++r) {
+    slowdown_.push_back(fabric_.slowdown(first_rank + r));
+  }
+  trace_->gpus_per_node = cluster_.gpus_per_node;
   TaskGraph& graph = trace_->graph;
   if (input_copies) copy_stream_ = graph.add_stream("copy");
   compute_stream_ = graph.add_stream("compute");
@@ -332,12 +371,12 @@ std::array<Time, kStepCollectives> split_in_proportion(
   return out;
 }
 
-bool StepRunner::start_background_traffic() {
+bool Fabric::start_background_traffic(const std::vector<BackgroundTraffic>& traffic) {
   const int nodes = topology_.nodes;
-  const int nics = static_cast<int>(cluster_.nic.count);
+  const int nics = nics_;
   if (nodes < 2 || nics == 0) return false;
   bool started = false;
-  for (const BackgroundTraffic& b : cluster_.background_traffic) {
+  for (const BackgroundTraffic& b : traffic) {
     std::vector<std::pair<int, int>> pairs;
     for (int a = b.from_first; a <= std::min(b.from_last, nodes - 1); ++a) {
       for (int c = b.to_first; c <= std::min(b.to_last, nodes - 1); ++c) {
@@ -357,7 +396,7 @@ bool StepRunner::start_background_traffic() {
   return started;
 }
 
-void StepRunner::background_flow(VertexId from, VertexId to, double rate) {
+void Fabric::background_flow(VertexId from, VertexId to, double rate) {
   // An hour of traffic at a time, started again if a run outlasts it; the run stops when the
   // steps are done.
   network_.start(
@@ -366,17 +405,59 @@ void StepRunner::background_flow(VertexId from, VertexId to, double rate) {
 }
 
 StepSimulationResult StepRunner::run() {
-  TRAINSIM_ASSERT(step_ + 1 == options_.steps, "every step is built before the run");
-  const TaskGraph& graph = trace_->graph;
-  TaskGraphExecutor executor(sim_, graph, &network_);
-  if (start_background_traffic()) executor.set_on_finished([this] { sim_.stop(); });
-  executor.start();
+  TRAINSIM_ASSERT(own_fabric_ != nullptr, "a runner on a shared fabric is run with the others");
+  const bool background = fabric_.start_background_traffic(cluster_.background_traffic);
+  start();
+  if (background) executor_->set_on_finished([this] { sim_.stop(); });
   sim_.run();
-  TRAINSIM_ASSERT(executor.finished(), "training steps did not finish (deadlock)");
-  const auto& records = executor.records();
+  TRAINSIM_ASSERT(executor_->finished(), "training steps did not finish (deadlock)");
+  return measure();
+}
+
+void StepRunner::start(Time at, std::function<void()> on_measured) {
+  TRAINSIM_ASSERT(step_ + 1 == steps(), "every step is built before the run");
+  TRAINSIM_ASSERT(!executor_, "a runner starts once");
+  TaskGraph& graph = trace_->graph;
+  if (on_measured) {
+    const TaskId done = graph.add_task(
+        "measured steps done", 0, kNoStream, sync_category_,
+        CustomAction{[on_measured = std::move(on_measured)](std::function<void()> finish) {
+          on_measured();
+          finish();
+        }});
+    for (const TaskId end : steps_[options_.steps - 1].end) graph.add_dependency(end, done);
+  }
+  executor_ = std::make_unique<TaskGraphExecutor>(sim_, graph, &network_);
+  if (at > 0) {
+    sim_.schedule_at(at, [this] { executor_->start(); });
+  } else {
+    executor_->start();
+  }
+}
+
+bool StepRunner::ran_out() const { return executor_ && executor_->finished(); }
+
+Time StepRunner::measured_from() const {
+  TRAINSIM_ASSERT(executor_, "the runner has run");
+  if (options_.warmup_steps == 0) return 0;
+  Time from = 0;
+  for (const TaskId id : steps_[options_.warmup_steps - 1].end) {
+    from = std::max(from, executor_->records()[id].end);
+  }
+  return from;
+}
+
+StepSimulationResult StepRunner::measure() {
+  TRAINSIM_ASSERT(executor_, "the runner has run");
+  const TaskGraph& graph = trace_->graph;
+  const auto& records = executor_->records();
+  for (const TaskId id : steps_[options_.steps - 1].end) {
+    TRAINSIM_ASSERT(records[id].end != TaskRecord::kNotYet,
+                    "the measured steps did not finish (deadlock)");
+  }
 
   const int steps = options_.steps;
-  std::vector<Time> end_of(steps, 0);
+  std::vector<Time> end_of(steps, 0);  // the measured steps and the warm-up
   for (int s = 0; s < steps; ++s) {
     for (const TaskId id : steps_[s].end) end_of[s] = std::max(end_of[s], records[id].end);
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,19 +31,55 @@ Time time_not_covered(const std::vector<std::pair<Time, Time>>& intervals, Time 
 std::array<Time, kStepCollectives> split_in_proportion(
     Time total, const std::array<Time, kStepCollectives>& weights);
 
+// One simulation of a cluster's fabric: the topology of its first `nodes` nodes, the flow network
+// on it, and every GPU's straggler slowdown drawn from the seed. One job's steps run on it, or
+// several jobs' on node ranges of it (sharing its links).
+class Fabric {
+ public:
+  Fabric(const ClusterSpec& cluster, int nodes, std::uint64_t seed, Time solve_quantum);
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  Simulation& sim() { return sim_; }
+  FlowNetwork& network() { return network_; }
+  const ClusterTopology& topology() const { return topology_; }
+  double slowdown(int global_rank) const { return slowdown_[global_rank]; }
+  // `traffic` among the fabric's nodes as capped flows that renew for as long as the simulation
+  // runs (it must then be stopped); false if none applies.
+  bool start_background_traffic(const std::vector<BackgroundTraffic>& traffic);
+
+ private:
+  void background_flow(VertexId from, VertexId to, double rate);
+  // The random stream of the stragglers' draws (Simulation::rng).
+  static constexpr std::uint64_t kStragglerStream = 0x5157'a66e'0000'0001;
+
+  Simulation sim_;
+  ClusterTopology topology_;
+  FlowNetwork network_;
+  int nics_ = 0;
+  std::vector<double> slowdown_;  // per global rank: its compute's slowdown
+};
+
 class StepRunner {
  public:
+  // A job alone on the first `nodes` nodes of `cluster`, on a fabric of its own.
   // `input_copies`: the steps copy their batch host-to-device on a copy stream (measured as input
   // stall when a step waits for it).
   StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulationOptions& options,
              bool input_copies);
+  // A job on nodes [first_node, first_node + nodes) of a shared fabric; `cluster` (the fabric's,
+  // or the job's view of it, e.g. its launch costs) must outlive the runner. The options' seed
+  // and solve quantum are the fabric's.
+  StepRunner(Fabric& fabric, const ClusterSpec& cluster, int first_node, int nodes,
+             const StepSimulationOptions& options, bool input_copies);
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
 
   const ClusterSpec& cluster() const { return cluster_; }
   const ClusterTopology& topology() const { return topology_; }
   int ranks() const { return topology_.gpu_count(); }
-  int steps() const { return options_.steps; }
+  // Steps to build: the measured ones (options.steps, warm-up included) and the trailing ones.
+  int steps() const { return options_.steps + options_.trailing_steps; }
 
   // Collectives, flow or analytic by the options; they live as long as the runner.
   // NCCL's choice for an all-reduce of `bytes` (its protocol for a given algorithm).
@@ -78,6 +115,16 @@ class StepRunner {
   // slowest rank, communication busy time.
   StepSimulationResult run();
 
+  // On a shared fabric: start() every runner's steps (the first ones at `at`), run the fabric's
+  // simulation until each has called `on_measured` (its measured steps have ended), then
+  // measure() each. ran_out(): the runner had done all its steps when it was stopped (its
+  // traffic ended before the others' measured steps did).
+  void start(Time at = 0, std::function<void()> on_measured = {});
+  StepSimulationResult measure();
+  bool ran_out() const;
+  // When the runner's first measured step began (the end of its last warm-up step).
+  Time measured_from() const;
+
  private:
   struct StepTasks {
     std::vector<TaskId> compute;
@@ -102,21 +149,19 @@ class StepRunner {
   void describe(const Collective* c, CollectiveInfo info);
   void describe_all_to_all(const Collective* c, const std::vector<std::vector<double>>& bytes,
                            const std::string& what);
+  void init(int first_rank, bool input_copies);
   void record_utilisation();
-  // The cluster's background traffic among this run's nodes, as capped flows for the whole run;
-  // false if there is none.
-  bool start_background_traffic();
-  void background_flow(VertexId from, VertexId to, double rate);
   void trace_waits_and_flows();
-
-  // The random stream of the stragglers' draws (Simulation::rng).
-  static constexpr std::uint64_t kStragglerStream = 0x5157'a66e'0000'0001;
 
   const ClusterSpec& cluster_;
   StepSimulationOptions options_;
-  Simulation sim_;
-  ClusterTopology topology_;
-  FlowNetwork network_;
+  std::unique_ptr<Fabric> own_fabric_;  // alone on the cluster
+  Fabric& fabric_;
+  Simulation& sim_;
+  std::optional<ClusterTopology> slice_;  // a node range of a shared fabric
+  const ClusterTopology& topology_;
+  FlowNetwork& network_;
+  std::unique_ptr<TaskGraphExecutor> executor_;
   AnalyticCache cache_;
   std::vector<std::unique_ptr<Collective>> collectives_;
   std::shared_ptr<StepTrace> trace_;
