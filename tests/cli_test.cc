@@ -2,6 +2,7 @@
 // every kind of bad input (clear message with file, line, column and key; exit 2; no output file).
 #include "tools/cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -1855,6 +1856,98 @@ TEST(CompareTest, SeriesSideBySideWithTheirDifferencesFromTheFirst) {
   ASSERT_EQ(page.status, 0) << page.err;
   EXPECT_NE(page.out.find("<h2>Side by side</h2>"), std::string::npos);
   EXPECT_NE(page.out.find("B: b.json"), std::string::npos);  // the plot's legend
+}
+
+// predict --placement: the two jobs of models/scaling/shared_cluster_test.cc from YAML. Each
+// job's two-rank ring all-reduce of 100 MB moves S = 100 MB per GPU through 1 GB/s NICs: 100 ms
+// alone, after 2 ms of compute and NCCL's latency (microseconds). Sharing leaf1's uplink (1 GB/s
+// per direction) with the other job halves its rate: 100 ms more per step.
+TEST(PlacementCliTest, ReproducesTheHandWorkedSharing) {
+  const std::string placement = kSourceDir + "/tests/data/placement/two-jobs.yaml";
+  // Exact max-min (the default quantum of 0.1% of a step moves it by up to 0.2%).
+  const Result r = run(
+      {"predict", "--placement", placement, "--format", "json", "--solve-quantum", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["jobs"].size(), 2u);
+  for (const auto& j : doc["jobs"]) {
+    const double alone = j["step_time_alone_s"].get<double>();
+    const double shared = j["step_time_shared_s"].get<double>();
+    EXPECT_GT(alone, 0.102);
+    EXPECT_LT(alone, 0.1021);
+    EXPECT_NEAR(shared - alone, 0.100, 1e-8) << j["name"];
+    EXPECT_NEAR(j["slowdown"].get<double>(), shared / alone, 1e-9);
+    EXPECT_NEAR(j["throughput_shared"].get<double>(), 200 / shared, 1e-6);
+    EXPECT_EQ(j["gpus"], 2);
+  }
+  EXPECT_EQ(doc["jobs"][0]["slowest_rank"], 1);  // global ranks
+  EXPECT_EQ(doc["jobs"][1]["slowest_rank"], 3);
+  ASSERT_EQ(doc["collisions"].size(), 2u);
+  std::set<std::string> links;
+  for (const auto& c : doc["collisions"]) {
+    links.insert(c["link"].get<std::string>());
+    EXPECT_EQ(c["owners"], nlohmann::json({"a", "b"}));
+  }
+  EXPECT_EQ(links, (std::set<std::string>{"leaf1 -> spine0", "spine0 -> leaf1"}));
+
+  // The table and the CSV say the same; the same seed gives the same bytes.
+  const Result table = run({"predict", "--placement", placement});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("leaf1 -> spine0"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("slowdown"), std::string::npos);
+  EXPECT_EQ(run({"predict", "--placement", placement}).out, table.out);
+  const Result csv = run({"predict", "--placement", placement, "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("job,first_node,last_node,gpus,", 0), 0u);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 3);
+}
+
+TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
+  TempDir dir;
+  const std::string data = kSourceDir + "/tests/data/placement/";
+  const std::string output = dir.file("out.json").string();
+  auto expect_error = [&](const std::string& text, const std::string& where,
+                          const std::string& fragment) {
+    const std::string file = dir.write("placement.yaml", text);
+    const Result r = run({"predict", "--placement", file, "--output", output});
+    EXPECT_EQ(r.status, 2) << text;
+    EXPECT_NE(r.err.find(file + ":" + where), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(output));
+  };
+  const std::string head = "name: p\ncluster: " + data + "fat-tree.yaml\njobs:\n";
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 2]}\n" +
+                   "  - {name: b, model: " + data + "dense.yaml, nodes: [2, 3]}\n",
+               "5:", "nodes 2-3 overlap job 'a' (nodes 0-2)");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [4, 6]}\n", "4:",
+               "node 6 is beyond cluster 'test-fat-tree' (6 nodes: 0 to 5)");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1]}\n" +
+                   "  - {name: a, model: " + data + "dense.yaml, nodes: [2, 3]}\n",
+               "5:", "a second job named 'a'");
+  expect_error(head + "  - {name: a, nodes: [0, 1]}\n", "4:", "job");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1], strat: 1}\n",
+               "4:", "strat");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1]}\n" +
+                   "background_traffic:\n  - [0, 1, 2, 3, -5]\n",
+               "6:", "must be positive");
+
+  // Options that a placement replaces are usage errors.
+  const std::string placement = data + "two-jobs.yaml";
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--nodes", "1,2"}, {"--cluster", data + "fat-tree.yaml"},
+        {"--network", "analytic"}, {"--set", "job.batch_per_gpu=5"}, {"--repeat", "2"}}) {
+    std::vector<std::string> args = {"predict", "--placement", placement};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << extra[0];
+    EXPECT_NE(r.err.find(extra[0]), std::string::npos) << r.err;
+  }
+  // A cluster setting applies to every job: a 2 GB/s NIC halves the alone transfer.
+  const Result faster = run({"predict", "--placement", placement, "--format", "json", "--set",
+                             "cluster.nic.bandwidth=2GB/s"});
+  ASSERT_EQ(faster.status, 0) << faster.err;
+  const auto doc = nlohmann::json::parse(faster.out);
+  EXPECT_LT(doc["jobs"][0]["step_time_alone_s"].get<double>(), 0.0521);
 }
 
 }  // namespace

@@ -105,6 +105,9 @@ std::vector<models::ConfigOverride> parse_set_options(
     const boost::program_options::variables_map& vm);
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// predict --placement FILE: several jobs on one cluster.
+int run_predict_placement(const boost::program_options::variables_map& vm,
+                          const std::vector<std::string>& args, std::ostream& out);
 int run_collective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // Reads nccl-tests logs given as LOG, LOG:ALGO or LOG@NxG (calibrate --nccl-tests / --check).
 std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::string>& args,

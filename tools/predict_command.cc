@@ -47,6 +47,12 @@ po::options_description predict_options() {
     ("job", po::value<std::string>(),
      "job spec (YAML): batch, sharding of embedding tables, communication, dataloader, "
      "checkpoints, target quality; needed for recommender models (kind: recsys)")
+    ("placement", po::value<std::string>(),
+     "several jobs on one cluster (configs/placements/*.yaml: each job's model, job, node range "
+     "and start time, and background traffic): prints each job's step time and throughput alone "
+     "on its nodes and sharing the fabric, its slowdown, and the links where the jobs' traffic "
+     "met. Takes --steps, --warmup, --seed, --solve-quantum, --set cluster.KEY=VALUE, --format "
+     "and --output")
     ("nodes", po::value<std::string>()->default_value("1,2,4,8"),
      "node counts to simulate, e.g. 1,2,4,8 or 1-4; the smallest is the baseline for speedup "
      "and efficiency")
@@ -191,16 +197,12 @@ void check_simulation_inputs(const SimulationInputs& in, const std::vector<int>&
   }
 }
 
-namespace {
-
-OutputFormat parse_format(const std::string& s) {
+OutputFormat parse_output_format(const std::string& s) {
   if (s == "table") return OutputFormat::kTable;
   if (s == "csv") return OutputFormat::kCsv;
   if (s == "json") return OutputFormat::kJson;
   throw UsageError("--format must be table, csv or json, not '" + s + "'");
 }
-
-}  // namespace
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const po::options_description options = predict_options();
@@ -224,7 +226,8 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     return kExitOk;
   }
 
-  const OutputFormat format = parse_format(vm["format"].as<std::string>());
+  if (vm.count("placement")) return run_predict_placement(vm, args, out);
+  const OutputFormat format = parse_output_format(vm["format"].as<std::string>());
   const std::string network = vm["network"].as<std::string>();
   models::ScalingStudyOptions study_options = parse_study_options(vm);
   const std::vector<int> nodes = parse_node_list(vm["nodes"].as<std::string>());

@@ -12,6 +12,8 @@
 namespace trainsim::cli {
 
 enum class OutputFormat { kTable, kCsv, kJson };
+// --format's value: table, csv or json (a UsageError otherwise).
+OutputFormat parse_output_format(const std::string& text);
 
 struct Provenance;
 

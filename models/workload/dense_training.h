@@ -25,8 +25,8 @@ struct StepSimulationOptions {
   std::uint64_t seed = 0;
   // Flow network solve quantum; the step runs only with a time (a share of the step is turned
   // into one by the scaling study's estimate).
-  SolveQuantum solve_quantum = Time{0};  // Steps built after the measured ones and not measured: on
-                                         // a shared cluster they keep a job's
+  SolveQuantum solve_quantum = Time{0};
+  // Steps built after the measured ones and not measured: on a shared cluster they keep a job's
   // traffic going while the other jobs finish their measured steps (the run stops then).
   int trailing_steps = 0;
 };

@@ -237,7 +237,7 @@ Collective* StepRunner::group_all_reduce(const std::vector<VertexId>& ring, doub
 }
 
 void StepRunner::begin_step(int step) {
-  TRAINSIM_ASSERT(step == step_ + 1 && step < options_.steps, "steps are built in order");
+  TRAINSIM_ASSERT(step == step_ + 1 && step < steps(), "steps are built in order");
   step_ = step;
 }
 
@@ -259,7 +259,7 @@ TaskId StepRunner::compute(const std::string& name, int rank, Time duration) {
 TaskId StepRunner::input_copy(const std::string& name, int rank, Time duration, int for_step) {
   TRAINSIM_ASSERT(copy_stream_ != kNoStream, "this runner has no copy stream");
   const int s = for_step < 0 ? step_ : for_step;
-  TRAINSIM_ASSERT(s >= step_ && s < options_.steps, "a copy belongs to this step or a later one");
+  TRAINSIM_ASSERT(s >= step_ && s < steps(), "a copy belongs to this step or a later one");
   const TaskId id =
       trace_->graph.add_task(name, rank, copy_stream_, input_category_, DelayAction{duration});
   steps_[s].input.push_back(id);
@@ -270,7 +270,7 @@ TaskId StepRunner::join(const std::string& name, int rank, Collective* collectiv
                         StepCollective kind, int for_step, bool prefetch) {
   TaskGraph& graph = trace_->graph;
   const int s = for_step < 0 ? step_ : for_step;
-  TRAINSIM_ASSERT(s >= step_ && s < options_.steps, "a join belongs to this step or a later one");
+  TRAINSIM_ASSERT(s >= step_ && s < steps(), "a join belongs to this step or a later one");
   if (prefetch && prefetch_stream_ == kNoStream) prefetch_stream_ = graph.stream("prefetch");
   const TaskId id =
       graph.add_task(name, rank, prefetch ? prefetch_stream_ : comm_stream_, comm_category_,
@@ -399,8 +399,10 @@ bool Fabric::start_background_traffic(const std::vector<BackgroundTraffic>& traf
 void Fabric::background_flow(VertexId from, VertexId to, double rate) {
   // An hour of traffic at a time, started again if a run outlasts it; the run stops when the
   // steps are done.
+  const RouteId route = network_.router().route(from, to);
+  background_routes_.insert(route);
   network_.start(
-      from, to, rate * 3600.0, [this, from, to, rate] { background_flow(from, to, rate); }, {},
+      route, rate * 3600.0, [this, from, to, rate] { background_flow(from, to, rate); }, {},
       rate);
 }
 
@@ -419,8 +421,9 @@ void StepRunner::start(Time at, std::function<void()> on_measured) {
   TRAINSIM_ASSERT(!executor_, "a runner starts once");
   TaskGraph& graph = trace_->graph;
   if (on_measured) {
+    // On a stream of its own: it waits for nothing but the measured steps.
     const TaskId done = graph.add_task(
-        "measured steps done", 0, kNoStream, sync_category_,
+        "measured steps done", 0, graph.add_stream("measured"), sync_category_,
         CustomAction{[on_measured = std::move(on_measured)](std::function<void()> finish) {
           on_measured();
           finish();
@@ -428,6 +431,7 @@ void StepRunner::start(Time at, std::function<void()> on_measured) {
     for (const TaskId end : steps_[options_.steps - 1].end) graph.add_dependency(end, done);
   }
   executor_ = std::make_unique<TaskGraphExecutor>(sim_, graph, &network_);
+  started_at_ = at;
   if (at > 0) {
     sim_.schedule_at(at, [this] { executor_->start(); });
   } else {
@@ -439,7 +443,7 @@ bool StepRunner::ran_out() const { return executor_ && executor_->finished(); }
 
 Time StepRunner::measured_from() const {
   TRAINSIM_ASSERT(executor_, "the runner has run");
-  if (options_.warmup_steps == 0) return 0;
+  if (options_.warmup_steps == 0) return started_at_;
   Time from = 0;
   for (const TaskId id : steps_[options_.warmup_steps - 1].end) {
     from = std::max(from, executor_->records()[id].end);
@@ -463,7 +467,7 @@ StepSimulationResult StepRunner::measure() {
   }
   StepSimulationResult result;
   const int measured = steps - options_.warmup_steps;
-  const Time first = options_.warmup_steps == 0 ? 0 : end_of[options_.warmup_steps - 1];
+  const Time first = measured_from();
   result.step_time = (end_of.back() - first) / measured;
 
   const int n = ranks();
@@ -497,7 +501,7 @@ StepSimulationResult StepRunner::measure() {
     // Input stall: the batch's copy finishing after the previous step ended.
     for (const TaskId id : steps_[s].input) {
       const int r = graph.task(id).group;
-      const Time previous_end = s > 0 ? records[steps_[s - 1].end[r]].end : 0;
+      const Time previous_end = s > 0 ? records[steps_[s - 1].end[r]].end : started_at_;
       input[r] += std::max<Time>(0, records[id].end - previous_end);
     }
   }

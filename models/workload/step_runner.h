@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,8 @@ class Fabric {
   // `traffic` among the fabric's nodes as capped flows that renew for as long as the simulation
   // runs (it must then be stopped); false if none applies.
   bool start_background_traffic(const std::vector<BackgroundTraffic>& traffic);
+  // A route the background traffic takes (for telling its flows from the jobs').
+  bool is_background(RouteId route) const { return background_routes_.count(route) > 0; }
 
  private:
   void background_flow(VertexId from, VertexId to, double rate);
@@ -58,6 +61,7 @@ class Fabric {
   FlowNetwork network_;
   int nics_ = 0;
   std::vector<double> slowdown_;  // per global rank: its compute's slowdown
+  std::set<RouteId> background_routes_;
 };
 
 class StepRunner {
@@ -122,7 +126,7 @@ class StepRunner {
   void start(Time at = 0, std::function<void()> on_measured = {});
   StepSimulationResult measure();
   bool ran_out() const;
-  // When the runner's first measured step began (the end of its last warm-up step).
+  // When the runner's first measured step began (the end of its last warm-up step, or the start).
   Time measured_from() const;
 
  private:
@@ -162,6 +166,7 @@ class StepRunner {
   const ClusterTopology& topology_;
   FlowNetwork& network_;
   std::unique_ptr<TaskGraphExecutor> executor_;
+  Time started_at_ = 0;
   AnalyticCache cache_;
   std::vector<std::unique_ptr<Collective>> collectives_;
   std::shared_ptr<StepTrace> trace_;

@@ -1,0 +1,72 @@
+// Several jobs on one cluster: each on its own range of nodes, with its own model, job and start
+// time, all on one simulated fabric, so the links they both cross (a leaf's uplinks, the spines)
+// are shared by max-min fairness with each other and with background traffic (storage, another
+// tenant). Each job is also run alone on the same nodes; its slowdown is the ratio of the two
+// step times. The links where the jobs' traffic meets are named, with how long it met there.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/scaling/scaling_study.h"
+#include "models/spec/cluster_spec.h"
+#include "models/workload/dense_training.h"
+
+namespace trainsim::models {
+
+struct PlacedJob {
+  std::string name;
+  Workload workload;
+  int first_node = 0;  // its nodes: [first_node, first_node + nodes)
+  int nodes = 1;
+  Time start = 0;  // when its first step starts
+};
+
+struct Placement {
+  ClusterSpec cluster;  // its background_traffic runs too
+  std::vector<PlacedJob> jobs;
+  std::vector<BackgroundTraffic> background;  // more of it, from the placement
+};
+
+// One job's figures, alone on its nodes and sharing the cluster. Throughput in examples/s.
+struct SharedJobResult {
+  std::string name;
+  int first_node = 0;
+  int nodes = 0;
+  int gpus = 0;
+  Time start = 0;
+  double global_batch = 0.0;
+  StepSimulationResult alone;
+  StepSimulationResult shared;  // slowest_rank: global (node * GPUs per node + local)
+  double throughput_alone = 0.0;
+  double throughput_shared = 0.0;
+  double slowdown = 0.0;  // shared step time / alone step time
+};
+
+// A link that carried traffic of more than one owner (a job, or the background) at once.
+struct LinkCollision {
+  std::string link;   // "leaf0 -> spine0"
+  std::string label;  // its class: "leaf-spine", "nic", ...
+  Time shared = 0;    // while every job ran: how long two owners or more had flows on it
+  std::vector<std::string> owners;  // whose traffic met there (jobs by name, "background")
+};
+
+struct SharedClusterResult {
+  std::vector<SharedJobResult> jobs;  // in the placement's order
+  // From when every job has started to when the last one's measured steps end: the window
+  // over which collisions are measured.
+  Time window_start = 0;
+  Time window_end = 0;
+  std::vector<LinkCollision> collisions;  // the longest shared first
+  bool background = false;                // background traffic ran
+};
+
+// Runs the jobs alone, then together. Each job runs options.steps steps (options.warmup_steps
+// of them not measured) plus as many as it takes for its measured steps to begin once every job
+// has started; it keeps stepping (unmeasured) until every job's measured steps are done. The
+// options' network must be the flow model. Throws ConfigError as the workloads do (a plan that
+// does not fit in memory).
+SharedClusterResult run_shared_cluster(const Placement& placement,
+                                       const StepSimulationOptions& options);
+
+}  // namespace trainsim::models
