@@ -54,16 +54,16 @@ void write_table(std::ostream& out, const PlacementReport& r) {
   out << "\n";
   for (std::size_t k = 0; k < f.placement.jobs.size(); ++k) {
     const models::PlacedJob& p = f.placement.jobs[k];
-    out << pad(p.name, 12, false) << " " << models::model_name(p.workload.model);
+    out << pad(p.name, 10, false) << "  " << models::model_name(p.workload.model);
     if (p.workload.job) out << ", job " << p.workload.job->name;
     out << "\n";
   }
   out << "\n";
   const std::vector<std::pair<std::string, std::size_t>> header = {
-      {"job", 12},          {"nodes", 9},        {"GPUs", 6},       {"start ms", 10},
-      {"global batch", 12}, {"alone ms", 11},    {"shared ms", 11}, {"slowdown", 9},
-      {"alone ex/s", 12},   {"shared ex/s", 12}, {"compute", 9},    {"comm stall", 10},
-      {"imbalance", 9},     {"input", 9},        {"slowest", 7}};
+      {"job", 10},          {"nodes", 7},        {"GPUs", 5},      {"start ms", 8},
+      {"global batch", 12}, {"alone ms", 9},     {"shared ms", 9}, {"slowdown", 8},
+      {"alone ex/s", 11},   {"shared ex/s", 11}, {"compute", 8},   {"comm stall", 10},
+      {"imbalance", 9},     {"input", 7},        {"slowest", 7}};
   std::string line;
   for (std::size_t i = 0; i < header.size(); ++i) {
     line += (i ? "  " : "") + pad(header[i].first, header[i].second, i != 0);

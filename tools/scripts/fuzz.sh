@@ -56,7 +56,7 @@ build="$root/build-fuzz"
   -DTRAINSIM_BUILD_BENCH=OFF -DTRAINSIM_BUILD_MICROBENCH=OFF
 harnesses=("$@")
 if [[ ${#harnesses[@]} -eq 0 ]]; then
-  harnesses=(cluster model job sweep validation set nccl_tests microbench histogram results resume)
+  harnesses=(cluster model job sweep validation set nccl_tests microbench histogram results resume placement)
 fi
 failed=0
 for h in "${harnesses[@]}"; do

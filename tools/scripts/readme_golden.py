@@ -24,6 +24,8 @@ GOLDEN = os.path.join(ROOT, "tests", "golden")
 # id, arguments, the README text right before the example's output block (None: no block), and
 # the file the command writes its result to (None: standard output). {tmp} is a scratch folder.
 EXAMPLES = [
+    ("predict-placement-two-teams", ["predict", "--placement", "configs/placements/two-teams.yaml"],
+     "build/tools/trainsim predict --placement configs/placements/two-teams.yaml\n```", None),
     ("predict-default", ["predict"],
      "The first command prints, for the default DGX H100 cluster and a 1B-parameter\ndense model:",
      None),
