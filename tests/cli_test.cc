@@ -1865,8 +1865,8 @@ TEST(CompareTest, SeriesSideBySideWithTheirDifferencesFromTheFirst) {
 TEST(PlacementCliTest, ReproducesTheHandWorkedSharing) {
   const std::string placement = kSourceDir + "/tests/data/placement/two-jobs.yaml";
   // Exact max-min (the default quantum of 0.1% of a step moves it by up to 0.2%).
-  const Result r = run(
-      {"predict", "--placement", placement, "--format", "json", "--solve-quantum", "0"});
+  const Result r =
+      run({"predict", "--placement", placement, "--format", "json", "--solve-quantum", "0"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["jobs"].size(), 2u);
@@ -1902,6 +1902,42 @@ TEST(PlacementCliTest, ReproducesTheHandWorkedSharing) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 3);
 }
 
+TEST(PlacementCliTest, RepeatGivesIntervalsIndependentOfThreads) {
+  const std::string placement = kSourceDir + "/tests/data/placement/two-jobs.yaml";
+  // Nothing random in these jobs: every run gives the same step, so the interval is 0 wide.
+  const Result plain = run(
+      {"predict", "--placement", placement, "--format", "json", "--repeat", "3", "--threads", "1"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const auto doc = nlohmann::json::parse(plain.out);
+  for (const auto& j : doc["jobs"]) {
+    EXPECT_EQ(j["repeated"]["runs"], 3);
+    EXPECT_DOUBLE_EQ(j["repeated"]["slowdown"]["mean"].get<double>(), j["slowdown"].get<double>());
+    EXPECT_NEAR(j["repeated"]["slowdown"]["ci95"].get<double>(), 0.0, 1e-12);
+  }
+  // Slow GPUs drawn per seed: the runs differ, and the same seeds give the same bytes whatever
+  // the thread count.
+  const std::vector<std::string> drawn = {"predict",
+                                          "--placement",
+                                          placement,
+                                          "--format",
+                                          "csv",
+                                          "--repeat",
+                                          "4",
+                                          "--set",
+                                          "cluster.stragglers.distribution=exponential",
+                                          "--set",
+                                          "cluster.stragglers.mean_excess=0.1"};
+  auto with_threads = [&](const char* threads) {
+    std::vector<std::string> args = drawn;
+    args.insert(args.end(), {"--threads", threads});
+    return run(args);
+  };
+  const Result one = with_threads("1"), two = with_threads("2");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_NE(one.out.find(",slowdown_mean,slowdown_ci95,"), std::string::npos) << one.out;
+}
+
 TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
   TempDir dir;
   const std::string data = kSourceDir + "/tests/data/placement/";
@@ -1919,8 +1955,8 @@ TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
   expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 2]}\n" +
                    "  - {name: b, model: " + data + "dense.yaml, nodes: [2, 3]}\n",
                "5:", "nodes 2-3 overlap job 'a' (nodes 0-2)");
-  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [4, 6]}\n", "4:",
-               "node 6 is beyond cluster 'test-fat-tree' (6 nodes: 0 to 5)");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [4, 6]}\n",
+               "4:", "node 6 is beyond cluster 'test-fat-tree' (6 nodes: 0 to 5)");
   expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1]}\n" +
                    "  - {name: a, model: " + data + "dense.yaml, nodes: [2, 3]}\n",
                "5:", "a second job named 'a'");
@@ -1933,9 +1969,11 @@ TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
 
   // Options that a placement replaces are usage errors.
   const std::string placement = data + "two-jobs.yaml";
-  for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{"--nodes", "1,2"}, {"--cluster", data + "fat-tree.yaml"},
-        {"--network", "analytic"}, {"--set", "job.batch_per_gpu=5"}, {"--repeat", "2"}}) {
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--nodes", "1,2"},
+                                                {"--cluster", data + "fat-tree.yaml"},
+                                                {"--network", "analytic"},
+                                                {"--set", "job.batch_per_gpu=5"},
+                                                {"--trace", "t.json"}}) {
     std::vector<std::string> args = {"predict", "--placement", placement};
     args.insert(args.end(), extra.begin(), extra.end());
     const Result r = run(args);

@@ -1,5 +1,6 @@
-// `trainsim describe [cluster|model|job|sweep]`: every key a config file takes, with its type,
-// allowed values, default, meaning and the source of its default, from the tables the readers run.
+// `trainsim describe [cluster|model|job|sweep|placement]`: every key a config file takes, with its
+// type, allowed values, default, meaning and the source of its default, from the tables the
+// readers run.
 #include <boost/program_options.hpp>
 
 #include "models/config/param_doc.h"

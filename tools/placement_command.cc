@@ -93,6 +93,26 @@ void write_table(std::ostream& out, const PlacementReport& r) {
     out << line << "\n";
   }
   const models::SharedClusterResult& res = *r.result;
+  if (!res.jobs.empty() && res.jobs.front().repeated) {
+    out << "\nOver " << res.jobs.front().repeated->runs
+        << " runs (seeds --seed and on, everything random drawn afresh): mean +- 95% interval\n";
+    out << pad("job", 10, false) << "  " << pad("alone ex/s", 24) << "  " << pad("shared ex/s", 24)
+        << "  " << pad("slowdown", 18) << "  " << pad("shared ms", 20) << "\n";
+    for (const models::SharedJobResult& j : res.jobs) {
+      const models::SharedJobRepeats& f = *j.repeated;
+      auto both = [](const char* format, double mean, double half, std::size_t width) {
+        return pad(printf_string(format, mean) + " +- " + printf_string(format, half), width);
+      };
+      out << pad(j.name, 10, false) << "  "
+          << both("%.0f", f.throughput_alone.mean, f.throughput_alone.half_width, 24) << "  "
+          << both("%.0f", f.throughput_shared.mean, f.throughput_shared.half_width, 24) << "  "
+          << both("%.4f", f.slowdown.mean, f.slowdown.half_width, 18) << "  "
+          << both("%.3f", 1e3 * f.step_time_shared_s.mean, 1e3 * f.step_time_shared_s.half_width,
+                  20)
+          << "\n";
+    }
+    out << "(the table above is the run with the first seed)\n";
+  }
   const Time window = res.window_end - res.window_start;
   out << "\nLinks where the jobs' traffic met, from " << ms_text(res.window_start) << " ms (every "
       << "job started) to " << ms_text(res.window_end) << " ms (the last measured step done):\n";
@@ -134,8 +154,14 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+const char* kRepeatedCsvColumns =
+    ",runs,throughput_alone_mean,throughput_alone_ci95,throughput_shared_mean,"
+    "throughput_shared_ci95,slowdown_mean,slowdown_ci95,step_time_shared_mean_s,"
+    "step_time_shared_ci95_s";
+
 void write_csv(std::ostream& out, const PlacementReport& r) {
-  out << kCsvHeader << "\n";
+  const bool repeated = !r.result->jobs.empty() && r.result->jobs.front().repeated;
+  out << kCsvHeader << (repeated ? kRepeatedCsvColumns : "") << "\n";
   auto g = [](double v) { return printf_string("%.9g", v); };
   for (const models::SharedJobResult& j : r.result->jobs) {
     const models::StepBreakdown& b = j.shared.breakdown;
@@ -145,7 +171,16 @@ void write_csv(std::ostream& out, const PlacementReport& r) {
         << g(j.slowdown) << "," << g(j.throughput_alone) << "," << g(j.throughput_shared) << ","
         << g(to_seconds(b.compute)) << "," << g(to_seconds(b.exposed_communication)) << ","
         << g(to_seconds(b.imbalance)) << "," << g(to_seconds(b.input_stall)) << ","
-        << j.shared.slowest_rank << "\n";
+        << j.shared.slowest_rank;
+    if (repeated) {
+      const models::SharedJobRepeats& f = *j.repeated;
+      out << "," << f.runs;
+      for (const models::Interval& i :
+           {f.throughput_alone, f.throughput_shared, f.slowdown, f.step_time_shared_s}) {
+        out << "," << g(i.mean) << "," << g(i.half_width);
+      }
+    }
+    out << "\n";
   }
 }
 
@@ -185,6 +220,17 @@ nlohmann::ordered_json json_document(const PlacementReport& r, bool with_results
                         {"imbalance", to_seconds(b.imbalance)},
                         {"input_stall", to_seconds(b.input_stall)}};
     o["slowest_rank"] = j.shared.slowest_rank;
+    if (j.repeated) {
+      const models::SharedJobRepeats& f = *j.repeated;
+      auto interval = [](const models::Interval& i) {
+        return nlohmann::ordered_json{{"mean", i.mean}, {"ci95", i.half_width}};
+      };
+      o["repeated"] = {{"runs", f.runs},
+                       {"throughput_alone", interval(f.throughput_alone)},
+                       {"throughput_shared", interval(f.throughput_shared)},
+                       {"slowdown", interval(f.slowdown)},
+                       {"step_time_shared_s", interval(f.step_time_shared_s)}};
+    }
     jobs.push_back(std::move(o));
   }
   doc["window_s"] = {to_seconds(res.window_start), to_seconds(res.window_end)};
@@ -212,7 +258,7 @@ int run_predict_placement(const po::variables_map& vm, const std::vector<std::st
                        "files and nodes)");
     }
   }
-  for (const char* option : {"nodes", "scaling", "repeat", "network"}) {
+  for (const char* option : {"nodes", "scaling", "network"}) {
     if (!vm[option].defaulted()) {
       throw UsageError(std::string("--") + option + " does not apply with --placement" +
                        (std::string(option) == "network"
@@ -237,17 +283,22 @@ int run_predict_placement(const po::variables_map& vm, const std::vector<std::st
   std::unique_ptr<AtomicOutputFile> output_file;
   if (vm.count("output"))
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
+  const int repeat = vm["repeat"].as<int>();
+  if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
+  const int threads = vm["threads"].as<int>();
+  if (threads < 0) throw UsageError("--threads must not be negative");
   const models::SharedClusterResult result =
-      models::run_shared_cluster(file.placement, study.simulation);
+      models::run_repeated_shared_cluster(file.placement, study.simulation, repeat, threads);
 
   Provenance provenance;
   provenance.command = "predict";
+  // The arguments that shape the result (not where it went, nor how many threads made it).
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "-o" || args[i] == "--output") {
+    if (args[i] == "-o" || args[i] == "--output" || args[i] == "--threads") {
       ++i;
       continue;
     }
-    if (args[i].rfind("--output=", 0) == 0) continue;
+    if (args[i].rfind("--output=", 0) == 0 || args[i].rfind("--threads=", 0) == 0) continue;
     provenance.arguments.push_back(args[i]);
   }
   provenance.seed = study.simulation.seed;

@@ -51,8 +51,8 @@ po::options_description predict_options() {
      "several jobs on one cluster (configs/placements/*.yaml: each job's model, job, node range "
      "and start time, and background traffic): prints each job's step time and throughput alone "
      "on its nodes and sharing the fabric, its slowdown, and the links where the jobs' traffic "
-     "met. Takes --steps, --warmup, --seed, --solve-quantum, --set cluster.KEY=VALUE, --format "
-     "and --output")
+     "met. Takes --steps, --warmup, --seed, --solve-quantum, --set cluster.KEY=VALUE, --repeat, "
+     "--threads, --format and --output")
     ("nodes", po::value<std::string>()->default_value("1,2,4,8"),
      "node counts to simulate, e.g. 1,2,4,8 or 1-4; the smallest is the baseline for speedup "
      "and efficiency")

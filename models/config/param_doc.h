@@ -26,10 +26,12 @@ struct ParamTableDoc {
   std::vector<ParamDoc> params;
 };
 
-// The key tables of one kind of config file: "cluster", "model" (dense and recommender), "job"
-// or "sweep". An unknown topic gives an empty list.
+// The key tables of one kind of config file: "cluster", "model" (dense and recommender), "job",
+// "sweep" or "placement". An unknown topic gives an empty list.
 std::vector<ParamTableDoc> describe_config(std::string_view topic);
-const std::vector<std::string>& config_topics();  // cluster, model, job, sweep
+const std::vector<std::string>& config_topics();  // cluster, model, job, sweep, placement
+// The placement file's keys (models/scenario/placement.h reads them).
+ParamTableDoc placement_param_doc();
 
 // A table as terminal text (a block per key) or as a Markdown table (configs/README.md).
 std::string format_param_text(const ParamTableDoc& table);

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "engine/check.h"
+#include "engine/parallel.h"
 #include "models/workload/plan_search.h"
 #include "models/workload/recsys_training.h"
 #include "models/workload/step_runner.h"
@@ -324,6 +325,36 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
     break;
   }
   return result;
+}
+
+SharedClusterResult run_repeated_shared_cluster(const Placement& placement,
+                                                const StepSimulationOptions& options, int runs,
+                                                int threads) {
+  TRAINSIM_ASSERT(runs >= 1, "at least one run");
+  SharedClusterResult first = run_shared_cluster(placement, options);
+  if (runs == 1) return first;
+  // Each run in its own slot, gathered in seed order: the same result for any thread count.
+  std::vector<SharedClusterResult> more(runs - 1);
+  parallel_for_index(more.size(), threads, [&](std::size_t k) {
+    StepSimulationOptions again = options;
+    again.seed = options.seed + static_cast<std::uint64_t>(k + 1);
+    more[k] = run_shared_cluster(placement, again);
+  });
+  for (std::size_t j = 0; j < first.jobs.size(); ++j) {
+    std::vector<double> alone, shared, slowdown, step;
+    auto add = [&](const SharedJobResult& r) {
+      alone.push_back(r.throughput_alone);
+      shared.push_back(r.throughput_shared);
+      slowdown.push_back(r.slowdown);
+      step.push_back(to_seconds(r.shared.step_time));
+    };
+    add(first.jobs[j]);
+    for (const SharedClusterResult& r : more) add(r.jobs[j]);
+    first.jobs[j].repeated =
+        SharedJobRepeats{runs, confidence_interval_95(alone), confidence_interval_95(shared),
+                         confidence_interval_95(slowdown), confidence_interval_95(step)};
+  }
+  return first;
 }
 
 }  // namespace trainsim::models

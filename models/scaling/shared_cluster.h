@@ -5,6 +5,7 @@
 // step times. The links where the jobs' traffic meets are named, with how long it met there.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct Placement {
   std::vector<BackgroundTraffic> background;  // more of it, from the placement
 };
 
+// A job's figures over independent runs (seeds) of everything random: mean and 95% interval.
+struct SharedJobRepeats {
+  int runs = 0;
+  Interval throughput_alone;
+  Interval throughput_shared;
+  Interval slowdown;
+  Interval step_time_shared_s;
+};
+
 // One job's figures, alone on its nodes and sharing the cluster. Throughput in examples/s.
 struct SharedJobResult {
   std::string name;
@@ -40,7 +50,8 @@ struct SharedJobResult {
   StepSimulationResult shared;  // slowest_rank: global (node * GPUs per node + local)
   double throughput_alone = 0.0;
   double throughput_shared = 0.0;
-  double slowdown = 0.0;  // shared step time / alone step time
+  double slowdown = 0.0;                     // shared step time / alone step time
+  std::optional<SharedJobRepeats> repeated;  // run_repeated_shared_cluster
 };
 
 // A link that carried traffic of more than one owner (a job, or the background) at once.
@@ -68,5 +79,12 @@ struct SharedClusterResult {
 // does not fit in memory).
 SharedClusterResult run_shared_cluster(const Placement& placement,
                                        const StepSimulationOptions& options);
+// The same `runs` times with seeds options.seed, + 1, ... (stragglers, jitter and sampled ids
+// drawn afresh in each): the first run's result, each job with the mean and 95% interval over the
+// runs. Runs after the first go on up to `threads` threads at once (0: all cores); the result does
+// not depend on it.
+SharedClusterResult run_repeated_shared_cluster(const Placement& placement,
+                                                const StepSimulationOptions& options, int runs,
+                                                int threads = 1);
 
 }  // namespace trainsim::models
