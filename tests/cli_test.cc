@@ -1980,6 +1980,15 @@ TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
     EXPECT_EQ(r.status, 2) << extra[0];
     EXPECT_NE(r.err.find(extra[0]), std::string::npos) << r.err;
   }
+  // report and compare read scaling tables; a placement's result is refused by name.
+  for (const char* format : {"json", "csv"}) {
+    const std::string result = dir.file(std::string("placement.") + format).string();
+    ASSERT_EQ(run({"predict", "--placement", placement, "--format", format, "-o", result}).status,
+              0);
+    const Result r = run({"compare", result, result});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("a predict --placement result"), std::string::npos) << r.err;
+  }
   // A cluster setting applies to every job: a 2 GB/s NIC halves the alone transfer.
   const Result faster = run({"predict", "--placement", placement, "--format", "json", "--set",
                              "cluster.nic.bandwidth=2GB/s"});

@@ -96,6 +96,11 @@ json csv_row(const std::vector<std::string>& columns, const std::vector<std::str
 
 }  // namespace
 
+// What report and compare say of a result they cannot plot.
+constexpr const char* kPlacementResult =
+    "a predict --placement result (jobs sharing a cluster), not a scaling table: this command "
+    "reads predict and sweep results";
+
 ResultSet parse_results(const std::string& given, const std::string& name) {
   ResultSet r;
   // A sweep CSV without its header (standard output, or its side file left behind): named by
@@ -109,6 +114,9 @@ ResultSet parse_results(const std::string& given, const std::string& name) {
           : given;
   const std::string first = text.substr(0, text.find('\n'));
   int at = 1;  // the line being read, for errors
+  if (first.rfind("job,first_node,", 0) == 0) {
+    throw models::ConfigError(name, 1, 1, "", kPlacementResult);
+  }
   try {
     if (first.rfind("# trainsim sweep ", 0) == 0 ||
         first.find("\"trainsim_sweep\"") != std::string::npos) {
@@ -195,6 +203,9 @@ ResultSet parse_results(const std::string& given, const std::string& name) {
     }
     at = 0;  // a predict result is one JSON document
     const json doc = json::parse(text);
+    if (doc.is_object() && doc.contains("placement") && doc.contains("jobs")) {
+      throw models::ConfigError(name, 1, 1, "", kPlacementResult);
+    }
     if (!doc.contains("points")) {
       throw models::ConfigError(name, 1, 1, "",
                                 "not a trainsim predict JSON result or sweep output");
