@@ -66,7 +66,7 @@ class Router {
 
   const ShortestPathDag& dag_from(VertexId src);
 
-  static constexpr std::size_t kCachedSources = 1024;
+  static constexpr std::size_t kCachedSources = 64;
 
   const Topology& topology_;
   std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty
