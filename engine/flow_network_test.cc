@@ -3,6 +3,7 @@
 #include "engine/flow_network.h"
 
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -37,6 +38,29 @@ TEST(FlowNetworkTest, LoneFlowTakesLatencyPlusBytesOverBottleneck) {
   EXPECT_EQ(done, 3 * kMicrosecond + 20 * kMillisecond);
   const RouteId route = net.router().route(chain.v[0], chain.v[2]);
   EXPECT_EQ(net.uncontended_time(route, 1e9), done);
+}
+
+TEST(FlowNetworkTest, TheFlowObserverSeesEachFlowTakeAndLeaveItsRoute) {
+  // One 1 GB/s link with 1 us of latency. A (1 MB) starts at 0: it takes bandwidth at once and
+  // its last byte leaves at 1 ms. With latency first (SimGrid's model) B (1 MB) waits 1 us before
+  // it takes bandwidth, and leaves at 1 ms + 1 us.
+  Chain chain({1 * kGBps}, {kMicrosecond});
+  for (const bool latency_first : {false, true}) {
+    Simulation sim;
+    FlowNetwork net(sim, chain.topology);
+    net.set_latency_first(latency_first);
+    std::vector<std::tuple<Time, RouteId, double, bool>> seen;
+    net.set_flow_observer([&](RouteId route, double bytes, bool begins) {
+      seen.emplace_back(sim.now(), route, bytes, begins);
+    });
+    net.start(chain.v[0], chain.v[1], 1e6, [] {});
+    sim.run();
+    const RouteId route = net.router().route(chain.v[0], chain.v[1]);
+    const Time begin = latency_first ? kMicrosecond : 0;
+    ASSERT_EQ(seen.size(), 2u) << latency_first;
+    EXPECT_EQ(seen[0], std::make_tuple(begin, route, 1e6, true)) << latency_first;
+    EXPECT_EQ(seen[1], std::make_tuple(begin + kMillisecond, route, 0.0, false)) << latency_first;
+  }
 }
 
 TEST(FlowNetworkTest, BetweenQuantumSolvesANewFlowTakesOnlyTheFreeBandwidth) {
@@ -83,9 +107,8 @@ TEST(FlowNetworkTest, BandwidthFreedBetweenSolvesGoesToTheNextFlowOnly) {
   Time b_done = -1, c_done = -1;
   net.start(chain.v[0], chain.v[1], 2e6, [] {});
   net.start(chain.v[0], chain.v[1], 20e6, [&] { b_done = sim.now(); });
-  sim.schedule_at(kMillisecond * 6 / 10, [&] {
-    net.start(chain.v[0], chain.v[1], 1e6, [&] { c_done = sim.now(); });
-  });
+  sim.schedule_at(kMillisecond * 6 / 10,
+                  [&] { net.start(chain.v[0], chain.v[1], 1e6, [&] { c_done = sim.now(); }); });
   sim.run();
   EXPECT_EQ(c_done, kMillisecond * 8 / 10);
   EXPECT_EQ(b_done, kMillisecond * 5 / 2);
@@ -327,8 +350,9 @@ TEST(FlowNetworkTest, AComponentsTimesDoNotDependOnOtherTraffic) {
     const std::vector<std::pair<VertexId, VertexId>> ends = {{a, b}, {a, c}, {b, c}, {a, c}};
     for (int i = 0; i < 4; ++i) {
       sim.schedule_at(i * 3 * kMillisecond, [&, i] {
-        net.start(ends[i].first, ends[i].second, 1e8 * (i + 1), [&, i] { done[i] = sim.now(); },
-                  {}, i == 1 ? 3 * kGBps : FlowNetwork::kUncapped);
+        net.start(
+            ends[i].first, ends[i].second, 1e8 * (i + 1), [&, i] { done[i] = sim.now(); }, {},
+            i == 1 ? 3 * kGBps : FlowNetwork::kUncapped);
       });
     }
     if (other_traffic) {

@@ -57,7 +57,12 @@ Router::~Router() = default;
 
 const Router::ShortestPathDag& Router::dag_from(VertexId src) {
   TRAINSIM_ASSERT(src < dags_.size(), "route from an unknown vertex");
-  if (dags_[src]) return *dags_[src];
+  if (dags_[src]) {
+    // Used again: the last to be dropped.
+    const auto at = std::find(dag_order_.begin(), dag_order_.end(), src);
+    std::rotate(at, at + 1, dag_order_.end());
+    return *dags_[src];
+  }
   const std::size_t n = topology_.vertex_count();
   auto dag = std::make_unique<ShortestPathDag>();
   dag->distance.assign(n, ShortestPathDag::kUnreached);
@@ -151,7 +156,8 @@ RouteId Router::add_route(std::span<const LinkId> links) {
     i = j;
   }
   const auto id = static_cast<RouteId>(routes_.size());
-  routes_.push_back(RouteInfo{first, static_cast<std::uint32_t>(links.size()), latency, bottleneck});
+  routes_.push_back(
+      RouteInfo{first, static_cast<std::uint32_t>(links.size()), latency, bottleneck});
   explicit_.emplace(hash, id);
   return id;
 }

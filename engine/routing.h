@@ -2,8 +2,8 @@
 // Boost graph, never passing through a non-transit vertex. Where several minimum-hop paths exist,
 // each (source, destination) pair takes one of them chosen by a hash of the pair, which spreads
 // pairs over equal-cost paths the way ECMP does. Routes are computed once and cached; the BFS
-// results behind them are kept for the most recent sources only, so memory stays linear in the
-// number of routes asked for.
+// results behind them are kept for the 64 sources used most recently only, so memory stays linear
+// in the number of routes asked for.
 #pragma once
 
 #include <cstdint>
@@ -70,7 +70,7 @@ class Router {
 
   const Topology& topology_;
   std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty
-  std::vector<VertexId> dag_order_;                     // sources with a DAG, oldest first
+  std::vector<VertexId> dag_order_;  // sources with a DAG, least recently used first
   std::unordered_map<std::uint64_t, RouteId> cache_;
   std::unordered_multimap<std::uint64_t, RouteId> explicit_;  // by hash of the link list
   std::vector<RouteInfo> routes_;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "models/config/param_doc.h"
 #include "tools/provenance.h"
 #include "tools/result_reader.h"
 
@@ -1936,6 +1937,36 @@ TEST(PlacementCliTest, RepeatGivesIntervalsIndependentOfThreads) {
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.out, two.out);
   EXPECT_NE(one.out.find(",slowdown_mean,slowdown_ci95,"), std::string::npos) << one.out;
+  // Each seed drew other slowdowns: the interval of throughput alone has a width.
+  const std::string row = one.out.substr(one.out.find('\n') + 1);
+  std::vector<std::string> fields;
+  for (std::size_t at = 0, next; at <= row.size(); at = next + 1) {
+    next = std::min(row.find_first_of(",\n", at), row.size());
+    fields.push_back(row.substr(at, next - at));
+    if (row[next] == '\n') break;
+  }
+  ASSERT_EQ(fields.size(), 25u) << row;
+  EXPECT_EQ(fields[16], "4");             // runs
+  EXPECT_GT(std::stod(fields[18]), 0.0);  // throughput_alone_ci95
+}
+
+TEST(PlacementCliTest, TheShippedExampleUsesEveryDocumentedKey) {
+  // describe placement's table is written beside the reader, not from it: the example names
+  // every key of the table, and loads (the README's golden output runs it in full).
+  const std::string text = read_file(kSourceDir + "/configs/placements/two-teams.yaml");
+  std::vector<std::string> keys;
+  for (const models::ParamDoc& d : models::placement_param_doc().params) keys.push_back(d.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"name", "description", "cluster", "cluster_settings",
+                                            "jobs", "jobs[].name", "jobs[].job", "jobs[].model",
+                                            "jobs[].nodes", "jobs[].start", "background_traffic"}));
+  for (std::string key : keys) {
+    if (key.rfind("jobs[].", 0) == 0) key = key.substr(7);
+    EXPECT_NE(text.find(key + ":"), std::string::npos) << key;
+  }
+  const Result r = run({"predict", "--placement", kSourceDir + "/configs/placements/two-teams.yaml",
+                        "--steps", "2", "--format", "csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);
 }
 
 TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
@@ -1960,7 +1991,17 @@ TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
   expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1]}\n" +
                    "  - {name: a, model: " + data + "dense.yaml, nodes: [2, 3]}\n",
                "5:", "a second job named 'a'");
-  expect_error(head + "  - {name: a, nodes: [0, 1]}\n", "4:", "job");
+  expect_error(head + "  - {name: a, nodes: [0, 1]}\n", "4:", "or model");
+  expect_error(head, "4:", "has no value");
+  expect_error(head + "  []\n", "4:", "expected a list of jobs");
+  expect_error(head + "  - a\n", "4:", "");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1], start: 5 GB}\n",
+               "4:", "start");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1], start: 2 d}\n",
+               "4:", "at most a day");
+  expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1]}\n" +
+                   "background_traffic:\n  - [3, 3, 3, 3, 1]\n",
+               "6:", "from a node to itself");
   expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1], strat: 1}\n",
                "4:", "strat");
   expect_error(head + "  - {name: a, model: " + data + "dense.yaml, nodes: [0, 1]}\n" +
@@ -1994,7 +2035,11 @@ TEST(PlacementCliTest, BadPlacementsNameFileLineAndKey) {
                              "cluster.nic.bandwidth=2GB/s"});
   ASSERT_EQ(faster.status, 0) << faster.err;
   const auto doc = nlohmann::json::parse(faster.out);
+  // 2 ms of compute, microseconds of NCCL latency, 100 MB at 2 GB/s.
+  EXPECT_GT(doc["jobs"][0]["step_time_alone_s"].get<double>(), 0.052);
   EXPECT_LT(doc["jobs"][0]["step_time_alone_s"].get<double>(), 0.0521);
+  // --network flow is the placement's model anyway.
+  EXPECT_EQ(run({"predict", "--placement", placement, "--network", "flow"}).status, 0);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // `trainsim predict --placement FILE`: several jobs on one cluster. Each job's step alone on its
 // nodes and sharing the fabric with the others, its slowdown, and the links where they collide,
 // as a table, CSV or JSON.
+#include <functional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "models/config/cluster_config.h"
 #include "models/scaling/shared_cluster.h"
 #include "models/scenario/placement.h"
 #include "tools/cli.h"
@@ -95,7 +97,8 @@ void write_table(std::ostream& out, const PlacementReport& r) {
   const models::SharedClusterResult& res = *r.result;
   if (!res.jobs.empty() && res.jobs.front().repeated) {
     out << "\nOver " << res.jobs.front().repeated->runs
-        << " runs (seeds --seed and on, everything random drawn afresh): mean +- 95% interval\n";
+        << " runs (seeds --seed and on: stragglers, sampled ids and a calibrated cluster's "
+           "values drawn afresh): mean +- 95% interval\n";
     out << pad("job", 10, false) << "  " << pad("alone ex/s", 24) << "  " << pad("shared ex/s", 24)
         << "  " << pad("slowdown", 18) << "  " << pad("shared ms", 20) << "\n";
     for (const models::SharedJobResult& j : res.jobs) {
@@ -111,7 +114,7 @@ void write_table(std::ostream& out, const PlacementReport& r) {
                   20)
           << "\n";
     }
-    out << "(the table above is the run with the first seed)\n";
+    out << "(the table above is the run with the first seed on the cluster as given)\n";
   }
   const Time window = res.window_end - res.window_start;
   out << "\nLinks where the jobs' traffic met, from " << ms_text(res.window_start) << " ms (every "
@@ -209,6 +212,7 @@ nlohmann::ordered_json json_document(const PlacementReport& r, bool with_results
     o["last_node"] = j.first_node + j.nodes - 1;
     o["gpus"] = j.gpus;
     o["start_s"] = to_seconds(j.start);
+    o["measured_from_s"] = to_seconds(j.measured_from);
     o["global_batch"] = j.global_batch;
     o["step_time_alone_s"] = to_seconds(j.alone.step_time);
     o["step_time_shared_s"] = to_seconds(j.shared.step_time);
@@ -258,13 +262,15 @@ int run_predict_placement(const po::variables_map& vm, const std::vector<std::st
                        "files and nodes)");
     }
   }
-  for (const char* option : {"nodes", "scaling", "network"}) {
+  for (const char* option : {"nodes", "scaling"}) {
     if (!vm[option].defaulted()) {
-      throw UsageError(std::string("--") + option + " does not apply with --placement" +
-                       (std::string(option) == "network"
-                            ? ": jobs share links only in the flow network model"
-                            : ""));
+      throw UsageError(std::string("--") + option + " does not apply with --placement");
     }
+  }
+  if (vm["network"].as<std::string>() != "flow") {
+    throw UsageError("--network " + vm["network"].as<std::string>() +
+                     " does not apply with --placement: jobs share links only in the flow "
+                     "network model");
   }
   if (vm["resolved"].as<bool>()) throw UsageError("--resolved does not apply with --placement");
   const std::vector<models::ConfigOverride> overrides = parse_set_options(vm);
@@ -287,8 +293,16 @@ int run_predict_placement(const po::variables_map& vm, const std::vector<std::st
   if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
   const int threads = vm["threads"].as<int>();
   if (threads < 0) throw UsageError("--threads must not be negative");
+  // A calibrated cluster's uncertainties: each run draws its values within them.
+  std::function<models::ClusterSpec(std::uint64_t)> draw;
+  const models::ClusterSpec& cluster = file.placement.cluster;
+  if (!cluster.uncertainty.empty()) {
+    draw = [&cluster](std::uint64_t seed) {
+      return models::draw_within_uncertainty(cluster, seed);
+    };
+  }
   const models::SharedClusterResult result =
-      models::run_repeated_shared_cluster(file.placement, study.simulation, repeat, threads);
+      models::run_repeated_shared_cluster(file.placement, study.simulation, repeat, threads, draw);
 
   Provenance provenance;
   provenance.command = "predict";

@@ -36,6 +36,28 @@ TEST(ClusterTopologyTest, DgxH100RoutesOverNvlinkInsideAndNicsAcross) {
   EXPECT_EQ(router.latency(r), 2 * spec.intra_node.gpu_link.latency);
 }
 
+TEST(ClusterTopologyTest, ANodeRangeIsTheSameFabricNumberedFromItsFirstNode) {
+  // Nodes 2-3 of a 4-node DGX H100 fabric: node 0 of the range is node 2, with the same vertex
+  // and link ids, so one router serves both.
+  const ClusterSpec spec = load_cluster_spec(kSourceDir + "/configs/clusters/dgx-h100.yaml");
+  const ClusterTopology whole = build_cluster_topology(spec, 4);
+  const ClusterTopology range = node_range(whole, 2, 2);
+  EXPECT_EQ(range.nodes, 2);
+  EXPECT_EQ(range.gpus_per_node, 8);
+  EXPECT_EQ(range.gpu_count(), 16);
+  for (int n = 0; n < 2; ++n) {
+    for (int g = 0; g < 8; ++g) EXPECT_EQ(range.gpu(n, g), whole.gpu(n + 2, g));
+    EXPECT_EQ(range.nvswitch_vertices[n], whole.nvswitch_vertices[n + 2]);
+    EXPECT_EQ(range.nic_send_vertices[n], whole.nic_send_vertices[n + 2]);
+    EXPECT_EQ(range.nic_receive_vertices[n], whole.nic_receive_vertices[n + 2]);
+    EXPECT_EQ(range.nic_switch_vertices[n], whole.nic_switch_vertices[n + 2]);
+  }
+  EXPECT_EQ(range.topology.link_count(), whole.topology.link_count());
+  Router router(whole.topology);
+  EXPECT_EQ(route_labels(router, range.topology, range.gpu(0, 3), range.gpu(1, 3)),
+            (std::vector<std::string>{"gpu-nic", "nic", "nic", "gpu-nic"}));
+}
+
 TEST(ClusterTopologyTest, PcieServerCrossesSocketsAndSharesNics) {
   const ClusterSpec spec =
       load_cluster_spec(kSourceDir + "/configs/clusters/pcie-8gpu-2x100g.yaml");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -104,6 +105,14 @@ class CollisionTracker {
     links_.resize(t.topology.link_count());
     fabric.network().set_flow_observer(
         [this](RouteId route, double, bool begins) { observe(route, begins); });
+    // Owners already meeting on a link when the window opens have met there.
+    if (from_ > 0) {
+      fabric.sim().schedule_at(from_, [this] {
+        for (LinkUse& use : links_) {
+          if (use.distinct >= 2) mark_met(use);
+        }
+      });
+    }
   }
 
   // The collisions up to `to`, the longest first.
@@ -148,6 +157,10 @@ class CollisionTracker {
     return first >= 0 ? first : owner_of_vertex_[t.link(links.back()).to];
   }
 
+  void mark_met(LinkUse& use) const {
+    for (int o = 0; o < owners_; ++o) use.met[o] = use.met[o] || use.active[o] > 0;
+  }
+
   void close(LinkUse& use, Time to) {
     use.shared += std::max<Time>(0, to - std::max(use.since, from_));
   }
@@ -166,9 +179,7 @@ class CollisionTracker {
       if (begins) {
         if (count++ > 0) continue;
         if (++use.distinct == 2) use.since = now;
-        if (use.distinct >= 2) {
-          for (int o = 0; o < owners_; ++o) use.met[o] = use.met[o] || use.active[o] > 0;
-        }
+        if (use.distinct >= 2 && now >= from_) mark_met(use);
       } else {
         TRAINSIM_ASSERT(count > 0, "a flow ends on a link it did not take");
         if (--count > 0) continue;
@@ -204,7 +215,16 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
 
   std::vector<PreparedJob> jobs;
   jobs.reserve(placement.jobs.size());
-  for (const PlacedJob& j : placement.jobs) jobs.emplace_back(cluster, j, options);
+  for (const PlacedJob& j : placement.jobs) {
+    try {
+      jobs.emplace_back(cluster, j, options);
+    } catch (const ConfigError& e) {
+      // The same job file may be placed twice: say which placed job it is.
+      throw ConfigError(e.file(), e.line(), e.column(), e.key_path(),
+                        "placed job '" + j.name + "' (nodes " + std::to_string(j.first_node) + "-" +
+                            std::to_string(j.first_node + j.nodes - 1) + "): " + e.message());
+    }
+  }
 
   // The solve quantum: as given, or a share of the shortest job's step (its analytic estimate).
   Time quantum = 0;
@@ -226,7 +246,9 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
   }
   StepSimulationOptions alone_options = options;
   alone_options.keep_trace = false;
-  alone_options.trailing_steps = 0;
+  // One step after the measured ones, as in the shared run: the last measured step then
+  // overlaps the next one's prefetched ids and input copy, as every other step does.
+  alone_options.trailing_steps = 1;
   alone_options.solve_quantum = quantum;
 
   SharedClusterResult result;
@@ -255,24 +277,45 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
   const std::size_t n = jobs.size();
   std::vector<int> leading(n), trailing(n);
   Time horizon = 0;
+  // Steps of job k in `span` (at least), and the bound on a job's steps.
   auto steps_for = [&](std::size_t k, Time span) {
     const Time t = std::max<Time>(1, result.jobs[k].alone.step_time);
-    return static_cast<int>(std::min<Time>(1'000'000, (span + t - 1) / t));
+    return static_cast<int>(std::min<Time>(kMostSharedSteps + 1, (span + t - 1) / t));
+  };
+  auto check_bound = [&](std::size_t k, int leading_steps, int trailing_steps) {
+    if (leading_steps + measured + trailing_steps <= kMostSharedSteps) return;
+    const PlacedJob& p = placement.jobs[k];
+    // Said at the start that keeps the jobs apart (the latest one), else at the job.
+    const PlacedJob& last =
+        *std::max_element(placement.jobs.begin(), placement.jobs.end(),
+                          [](const PlacedJob& a, const PlacedJob& b) { return a.start < b.start; });
+    const SourceLocation& where =
+        !last.start_location.file.empty() ? last.start_location : p.location;
+    char step[32];
+    std::snprintf(step, sizeof step, "%.4g", to_milliseconds(result.jobs[k].alone.step_time));
+    throw ConfigError(
+        where, "job '" + p.name + "' would run more than " + std::to_string(kMostSharedSteps) +
+                   " steps (" + step +
+                   " ms each alone) for the jobs' measured steps to overlap: start the "
+                   "jobs closer together");
   };
   for (std::size_t k = 0; k < n; ++k) {
     const Time start = placement.jobs[k].start;
     leading[k] = options.warmup_steps + steps_for(k, latest_start - start);
+    check_bound(k, leading[k], 0);
     horizon = std::max(horizon, start + (leading[k] + measured) * result.jobs[k].alone.step_time);
   }
   for (std::size_t k = 0; k < n; ++k) {
     const Time start = placement.jobs[k].start;
     // A quarter more than the alone estimate: shared steps are slower.
     trailing[k] = std::max(1, steps_for(k, (horizon - start) / 4 * 5) - leading[k] - measured);
+    check_bound(k, leading[k], trailing[k]);
   }
 
   result.background = false;
   for (int attempt = 0;; ++attempt) {
-    TRAINSIM_ASSERT(attempt < 16, "the jobs' steps could not be lined up");
+    // Each retry adds steps, so the bound ends it.
+    TRAINSIM_ASSERT(attempt < 4 * kMostSharedSteps, "the jobs' steps could not be lined up");
     Fabric fabric(cluster, extent, options.seed, quantum);
     // Watching the flows before any starts.
     CollisionTracker tracker(fabric, jobs, cluster.gpus_per_node, latest_start);
@@ -305,9 +348,10 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
         lined_up = false;
       }
       if (runners[k]->ran_out()) {
-        trailing[k] = trailing[k] * 2 + 1;
+        trailing[k] = std::min(trailing[k] * 2 + 1, kMostSharedSteps + 1);
         lined_up = false;
       }
+      check_bound(k, leading[k], trailing[k]);
     }
     if (!lined_up) continue;
     std::vector<std::string> names;
@@ -315,6 +359,7 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
       SharedJobResult& r = result.jobs[k];
       names.push_back(r.name);
       r.shared = runners[k]->measure();
+      r.measured_from = runners[k]->measured_from();
       r.shared.slowest_rank += r.first_node * cluster.gpus_per_node;
       r.throughput_shared = r.global_batch / to_seconds(r.shared.step_time);
       r.slowdown = static_cast<double>(r.shared.step_time) / static_cast<double>(r.alone.step_time);
@@ -327,18 +372,26 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
   return result;
 }
 
-SharedClusterResult run_repeated_shared_cluster(const Placement& placement,
-                                                const StepSimulationOptions& options, int runs,
-                                                int threads) {
+SharedClusterResult run_repeated_shared_cluster(
+    const Placement& placement, const StepSimulationOptions& options, int runs, int threads,
+    const std::function<ClusterSpec(std::uint64_t seed)>& draw) {
   TRAINSIM_ASSERT(runs >= 1, "at least one run");
   SharedClusterResult first = run_shared_cluster(placement, options);
   if (runs == 1) return first;
   // Each run in its own slot, gathered in seed order: the same result for any thread count.
-  std::vector<SharedClusterResult> more(runs - 1);
+  // Without a draw, the first run is the given one.
+  const std::size_t offset = draw ? 0 : 1;
+  std::vector<SharedClusterResult> more(runs - offset);
   parallel_for_index(more.size(), threads, [&](std::size_t k) {
     StepSimulationOptions again = options;
-    again.seed = options.seed + static_cast<std::uint64_t>(k + 1);
-    more[k] = run_shared_cluster(placement, again);
+    again.seed = options.seed + static_cast<std::uint64_t>(k + offset);
+    if (draw) {
+      Placement drawn = placement;
+      drawn.cluster = draw(again.seed);
+      more[k] = run_shared_cluster(drawn, again);
+    } else {
+      more[k] = run_shared_cluster(placement, again);
+    }
   });
   for (std::size_t j = 0; j < first.jobs.size(); ++j) {
     std::vector<double> alone, shared, slowdown, step;
@@ -348,7 +401,7 @@ SharedClusterResult run_repeated_shared_cluster(const Placement& placement,
       slowdown.push_back(r.slowdown);
       step.push_back(to_seconds(r.shared.step_time));
     };
-    add(first.jobs[j]);
+    if (!draw) add(first.jobs[j]);
     for (const SharedClusterResult& r : more) add(r.jobs[j]);
     first.jobs[j].repeated =
         SharedJobRepeats{runs, confidence_interval_95(alone), confidence_interval_95(shared),

@@ -5,6 +5,7 @@
 // step times. The links where the jobs' traffic meets are named, with how long it met there.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct PlacedJob {
   int first_node = 0;  // its nodes: [first_node, first_node + nodes)
   int nodes = 1;
   Time start = 0;  // when its first step starts
+  // Where the job is placed and where its start is given (for errors about it).
+  SourceLocation location;
+  SourceLocation start_location;
 };
 
 struct Placement {
@@ -48,6 +52,7 @@ struct SharedJobResult {
   double global_batch = 0.0;
   StepSimulationResult alone;
   StepSimulationResult shared;  // slowest_rank: global (node * GPUs per node + local)
+  Time measured_from = 0;       // when its measured steps began in the shared run
   double throughput_alone = 0.0;
   double throughput_shared = 0.0;
   double slowdown = 0.0;                     // shared step time / alone step time
@@ -74,17 +79,22 @@ struct SharedClusterResult {
 
 // Runs the jobs alone, then together. Each job runs options.steps steps (options.warmup_steps
 // of them not measured) plus as many as it takes for its measured steps to begin once every job
-// has started; it keeps stepping (unmeasured) until every job's measured steps are done. The
-// options' network must be the flow model. Throws ConfigError as the workloads do (a plan that
-// does not fit in memory).
+// has started; it keeps stepping (unmeasured) until every job's measured steps are done, and
+// alone one step more, so that its last measured step overlaps the next one's prefetch as in the
+// shared run. The options' network must be the flow model. Throws ConfigError as the workloads do
+// (a plan that does not fit in memory: the message names the placed job), and at a job's start
+// when lining the jobs up would take more than kMostSharedSteps steps of one job.
+inline constexpr int kMostSharedSteps = 10'000;
 SharedClusterResult run_shared_cluster(const Placement& placement,
                                        const StepSimulationOptions& options);
-// The same `runs` times with seeds options.seed, + 1, ... (stragglers, jitter and sampled ids
-// drawn afresh in each): the first run's result, each job with the mean and 95% interval over the
-// runs. Runs after the first go on up to `threads` threads at once (0: all cores); the result does
-// not depend on it.
-SharedClusterResult run_repeated_shared_cluster(const Placement& placement,
-                                                const StepSimulationOptions& options, int runs,
-                                                int threads = 1);
+// The same `runs` times with seeds options.seed, + 1, ... (stragglers and sampled ids drawn
+// afresh in each): the first run's result, each job with the mean and 95% interval over the runs.
+// `draw`, when given, makes each run's cluster from its seed (e.g. within a calibration's
+// uncertainties); the result's figures are then the given cluster's, and the intervals the drawn
+// runs'. Runs go on up to `threads` threads at once (0: all cores); the result does not depend on
+// it.
+SharedClusterResult run_repeated_shared_cluster(
+    const Placement& placement, const StepSimulationOptions& options, int runs, int threads = 1,
+    const std::function<ClusterSpec(std::uint64_t seed)>& draw = {});
 
 }  // namespace trainsim::models

@@ -52,6 +52,18 @@ ModelSpec model(double bytes) {
   return m;
 }
 
+// Job `name` training model(bytes) on nodes [first, first + nodes), started at `start`.
+PlacedJob placed(const std::string& name, int first, int nodes, Time start = 0,
+                 double bytes = 100e6) {
+  PlacedJob j;
+  j.name = name;
+  j.workload = Workload{model(bytes), std::nullopt};
+  j.first_node = first;
+  j.nodes = nodes;
+  j.start = start;
+  return j;
+}
+
 // NCCL's base latency of a Simple ring all-reduce of `bytes` over two nodes (hop latencies off).
 Time base_latency(const ClusterSpec& c, double bytes) {
   const NcclComm comm = make_nccl_comm(c, 2);
@@ -70,8 +82,7 @@ TEST(SharedClusterTest, TwoJobsHalveTheSpineLinkTheyShare) {
   const double bytes = 100e6;
   Placement p;
   p.cluster = fat_tree();
-  p.jobs = {{"a", Workload{model(bytes), std::nullopt}, 1, 2, 0},
-            {"b", Workload{model(bytes), std::nullopt}, 3, 2, 0}};
+  p.jobs = {placed("a", 1, 2, 0), placed("b", 3, 2, 0)};
   StepSimulationOptions options;
   const SharedClusterResult r = run_shared_cluster(p, options);
   ASSERT_EQ(r.jobs.size(), 2u);
@@ -111,8 +122,7 @@ TEST(SharedClusterTest, JobsOnSeparateLeavesRunAsAlone) {
   // a on leaf0 (nodes 0-1), b on leaf2 (nodes 4-5): their rings never leave their leaves.
   Placement p;
   p.cluster = fat_tree();
-  p.jobs = {{"a", Workload{model(100e6), std::nullopt}, 0, 2, 0},
-            {"b", Workload{model(100e6), std::nullopt}, 4, 2, 0}};
+  p.jobs = {placed("a", 0, 2, 0), placed("b", 4, 2, 0)};
   const SharedClusterResult r = run_shared_cluster(p, {});
   for (const SharedJobResult& j : r.jobs) {
     EXPECT_EQ(j.shared.step_time, j.alone.step_time) << j.name;
@@ -124,13 +134,15 @@ TEST(SharedClusterTest, JobsOnSeparateLeavesRunAsAlone) {
 TEST(SharedClusterTest, ALaterJobIsMeasuredWhileBothRun) {
   // b starts 250 ms after a, a little over two of a's alone steps (102 ms each): a's measured
   // steps must begin after that, so both see each other's traffic and each slows as above.
-  const double bytes = 100e6;
   Placement p;
   p.cluster = fat_tree();
-  p.jobs = {{"a", Workload{model(bytes), std::nullopt}, 1, 2, 0},
-            {"b", Workload{model(bytes), std::nullopt}, 3, 2, 250 * kMillisecond}};
+  p.jobs = {placed("a", 1, 2, 0), placed("b", 3, 2, 250 * kMillisecond)};
   const SharedClusterResult r = run_shared_cluster(p, {});
   EXPECT_EQ(r.window_start, 250 * kMillisecond);
+  // a needs its warm-up step and then three more alone-length steps (102 ms each) to get past
+  // 250 ms: its measured steps begin at 4 x 102 ms at the earliest.
+  EXPECT_GE(r.jobs[0].measured_from, 4 * r.jobs[0].alone.step_time);
+  EXPECT_GE(r.jobs[1].measured_from, 250 * kMillisecond + r.jobs[1].alone.step_time);
   for (const SharedJobResult& j : r.jobs) {
     // The all-reduces of a and b do not start together any more, but each overlaps the other's
     // for most of its length: every step is slower than alone, by at most S / 1 GB/s.
@@ -145,7 +157,7 @@ TEST(SharedClusterTest, BackgroundTrafficIsOneMoreOwner) {
   // uplink.
   Placement p;
   p.cluster = fat_tree();
-  p.jobs = {{"a", Workload{model(100e6), std::nullopt}, 1, 2, 0}};
+  p.jobs = {placed("a", 1, 2, 0)};
   p.background = {{2, 2, 5, 5, 1e9}};
   const SharedClusterResult r = run_shared_cluster(p, {});
   ASSERT_EQ(r.jobs.size(), 1u);
@@ -161,6 +173,21 @@ TEST(SharedClusterTest, BackgroundTrafficIsOneMoreOwner) {
     }
   }
   EXPECT_TRUE(background_met);
+}
+
+TEST(SharedClusterTest, JobsTooFarApartAreAnErrorAtTheStart) {
+  // b starts an hour after a, whose steps take 102 ms: a would run 35,000 steps first.
+  Placement p;
+  p.cluster = fat_tree();
+  p.jobs = {placed("a", 1, 2, 0), placed("b", 3, 2, 3600 * kSecond)};
+  p.jobs[1].start_location = {"placement.yaml", 9, 12, "jobs[1].start"};
+  try {
+    run_shared_cluster(p, {});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 9);
+    EXPECT_NE(e.message().find("more than 10000 steps"), std::string::npos) << e.message();
+  }
 }
 
 }  // namespace

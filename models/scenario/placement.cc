@@ -148,7 +148,15 @@ PlacementFile load_placement(const std::string& path,
     }
     placed.first_node = first;
     placed.nodes = last - first + 1;
-    if (start) placed.start = time_from_seconds(start->nonnegative_quantity(Dimension::kTime));
+    placed.location = item.location();
+    if (start) {
+      constexpr double kLatestStart = 86400.0;  // a day: jobs that far apart never share a step
+      const double seconds = start->nonnegative_quantity(Dimension::kTime);
+      if (seconds > kLatestStart)
+        start->fail("a start at most a day (86400 s) in, got " + start->as_string());
+      placed.start = time_from_seconds(seconds);
+      placed.start_location = start->location();
+    }
     placed.workload = std::move(s.workload);
     placement.jobs.push_back(std::move(placed));
   }
@@ -164,6 +172,12 @@ PlacementFile load_placement(const std::string& path,
                           0.0};
       if (b.from_last < b.from_first) f[1].fail("the range ends before it starts");
       if (b.to_last < b.to_first) f[3].fail("the range ends before it starts");
+      if (b.from_first == b.from_last && b.to_first == b.to_last && b.from_first == b.to_first) {
+        row.fail("traffic from a node to itself never reaches the network");
+      }
+      if (placement.cluster.nic.count == 0) {
+        row.fail("cluster '" + placement.cluster.name + "' has no NICs to carry it");
+      }
       const double gb = f[4].as_number();
       if (!(gb > 0)) f[4].fail("a rate in GB/s must be positive, got " + f[4].as_string());
       b.bytes_per_s = gb * 1e9;
