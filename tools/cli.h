@@ -105,6 +105,21 @@ std::vector<models::ConfigOverride> parse_set_options(
     const boost::program_options::variables_map& vm);
 
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// What predict and predict --placement share: --repeat and --threads; the draw of a calibrated
+// cluster's values within their uncertainty (none without an uncertainty section); the arguments
+// that shape a result (not where its outputs go, nor how many threads made it); and the result
+// written to --output (with its CSV side file, committed first) or to `out`.
+struct RepeatOptions {
+  int runs = 1;
+  int threads = 0;
+};
+RepeatOptions parse_repeat_options(const boost::program_options::variables_map& vm);
+std::function<models::ClusterSpec(std::uint64_t)> uncertainty_draw(
+    const models::ClusterSpec& cluster);
+std::vector<std::string> shaping_arguments(const std::vector<std::string>& args);
+class AtomicOutputFile;
+void commit_result(AtomicOutputFile* output, AtomicOutputFile* meta, std::ostream& out,
+                   const std::string& text);
 // predict --placement FILE: several jobs on one cluster.
 int run_predict_placement(const boost::program_options::variables_map& vm,
                           const std::vector<std::string>& args, std::ostream& out);

@@ -1,13 +1,11 @@
 // `trainsim predict --placement FILE`: several jobs on one cluster. Each job's step alone on its
 // nodes and sharing the fabric with the others, its slowdown, and the links where they collide,
 // as a table, CSV or JSON.
-#include <functional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/config/cluster_config.h"
 #include "models/scaling/shared_cluster.h"
 #include "models/scenario/placement.h"
 #include "tools/cli.h"
@@ -289,32 +287,14 @@ int run_predict_placement(const po::variables_map& vm, const std::vector<std::st
   std::unique_ptr<AtomicOutputFile> output_file;
   if (vm.count("output"))
     output_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>());
-  const int repeat = vm["repeat"].as<int>();
-  if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
-  const int threads = vm["threads"].as<int>();
-  if (threads < 0) throw UsageError("--threads must not be negative");
-  // A calibrated cluster's uncertainties: each run draws its values within them.
-  std::function<models::ClusterSpec(std::uint64_t)> draw;
-  const models::ClusterSpec& cluster = file.placement.cluster;
-  if (!cluster.uncertainty.empty()) {
-    draw = [&cluster](std::uint64_t seed) {
-      return models::draw_within_uncertainty(cluster, seed);
-    };
-  }
+  const RepeatOptions repeat = parse_repeat_options(vm);
   const models::SharedClusterResult result =
-      models::run_repeated_shared_cluster(file.placement, study.simulation, repeat, threads, draw);
+      models::run_repeated_shared_cluster(file.placement, study.simulation, repeat.runs,
+                                          repeat.threads, uncertainty_draw(file.placement.cluster));
 
   Provenance provenance;
   provenance.command = "predict";
-  // The arguments that shape the result (not where it went, nor how many threads made it).
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "-o" || args[i] == "--output" || args[i] == "--threads") {
-      ++i;
-      continue;
-    }
-    if (args[i].rfind("--output=", 0) == 0 || args[i].rfind("--threads=", 0) == 0) continue;
-    provenance.arguments.push_back(args[i]);
-  }
+  provenance.arguments = shaping_arguments(args);
   provenance.seed = study.simulation.seed;
   if (vm.count("set")) provenance.settings = vm["set"].as<std::vector<std::string>>();
   provenance.files.push_back({"placement", path, file_sha1(path)});
@@ -340,13 +320,7 @@ int run_predict_placement(const po::variables_map& vm, const std::vector<std::st
     meta_file = std::make_unique<AtomicOutputFile>(vm["output"].as<std::string>() + ".meta.json");
     meta_file->stream() << json_document(report, false).dump(2) << "\n";
   }
-  if (output_file) {
-    output_file->stream() << rendered.str();
-    if (meta_file) meta_file->commit();
-    output_file->commit();
-  } else {
-    out << rendered.str();
-  }
+  commit_result(output_file.get(), meta_file.get(), out, rendered.str());
   return kExitOk;
 }
 

@@ -204,6 +204,49 @@ OutputFormat parse_output_format(const std::string& s) {
   throw UsageError("--format must be table, csv or json, not '" + s + "'");
 }
 
+RepeatOptions parse_repeat_options(const po::variables_map& vm) {
+  const int runs = vm["repeat"].as<int>();
+  if (runs < 1 || runs > 10000) throw UsageError("--repeat must be from 1 to 10000");
+  const int threads = vm["threads"].as<int>();
+  if (threads < 0) throw UsageError("--threads must not be negative");
+  return {runs, threads};
+}
+
+std::function<models::ClusterSpec(std::uint64_t)> uncertainty_draw(
+    const models::ClusterSpec& cluster) {
+  if (cluster.uncertainty.empty()) return {};
+  return [&cluster](std::uint64_t seed) { return models::draw_within_uncertainty(cluster, seed); };
+}
+
+std::vector<std::string> shaping_arguments(const std::vector<std::string>& args) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool output =
+        a == "-o" || a == "--output" || a == "--trace" || a == "--plot" || a == "--threads";
+    if (output) {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--output=", 0) == 0 || a.rfind("--trace=", 0) == 0 || a.rfind("--plot=", 0) == 0 ||
+        a.rfind("--threads=", 0) == 0)
+      continue;
+    kept.push_back(a);
+  }
+  return kept;
+}
+
+void commit_result(AtomicOutputFile* output, AtomicOutputFile* meta, std::ostream& out,
+                   const std::string& text) {
+  if (!output) {
+    out << text;
+    return;
+  }
+  output->stream() << text;
+  if (meta) meta->commit();
+  output->commit();
+}
+
 int run_predict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const po::options_description options = predict_options();
   const po::variables_map vm = parse_options(args, options, "predict");
@@ -277,37 +320,14 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
       progress.update(done, "(" + std::to_string(n) + " nodes done)");
     };
   }
-  const int repeat = vm["repeat"].as<int>();
-  if (repeat < 1 || repeat > 10000) throw UsageError("--repeat must be from 1 to 10000");
-  const int threads = vm["threads"].as<int>();
-  if (threads < 0) throw UsageError("--threads must not be negative");
-  // A calibrated cluster's uncertainties: each run draws its values within them.
-  std::function<models::ClusterSpec(std::uint64_t)> draw;
-  if (!cluster.uncertainty.empty()) {
-    draw = [&cluster](std::uint64_t seed) {
-      return models::draw_within_uncertainty(cluster, seed);
-    };
-  }
-  const models::ScalingStudy study = models::run_repeated_scaling_study(
-      cluster, workload, nodes, study_options, repeat, threads, draw);
+  const RepeatOptions repeat = parse_repeat_options(vm);
+  const models::ScalingStudy study =
+      models::run_repeated_scaling_study(cluster, workload, nodes, study_options, repeat.runs,
+                                         repeat.threads, uncertainty_draw(cluster));
 
   Provenance provenance;
   provenance.command = "predict";
-  // The arguments that shape the result (where its outputs went, and how many threads made it,
-  // do not).
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool output =
-        a == "-o" || a == "--output" || a == "--trace" || a == "--plot" || a == "--threads";
-    if (output) {
-      ++i;
-      continue;
-    }
-    if (a.rfind("--output=", 0) == 0 || a.rfind("--trace=", 0) == 0 || a.rfind("--plot=", 0) == 0 ||
-        a.rfind("--threads=", 0) == 0)
-      continue;
-    provenance.arguments.push_back(a);
-  }
+  provenance.arguments = shaping_arguments(args);
   provenance.seed = study_options.simulation.seed;
   if (vm.count("set")) provenance.settings = vm["set"].as<std::vector<std::string>>();
   provenance.files = scenario_files(inputs);
@@ -347,13 +367,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     write_chrome_trace(trace_file->stream(), study.trace->graph, study.trace->records,
                        trace_options);
   }
-  if (output_file) {
-    output_file->stream() << rendered.str();
-    if (meta_file) meta_file->commit();
-    output_file->commit();
-  } else {
-    out << rendered.str();
-  }
+  commit_result(output_file.get(), meta_file.get(), out, rendered.str());
   if (trace_file) trace_file->commit();
   if (plot_file) {
     PlotSeries series{models::model_name(workload.model), {}};

@@ -38,19 +38,7 @@ ClusterSpec fat_tree() {
 
 // 100 examples of 1 GFLOP at 50 TFLOP/s: 2 ms of compute (forward and backward), then one ring
 // all-reduce of `bytes` (no overlap).
-ModelSpec model(double bytes) {
-  DenseModelSpec m;
-  m.name = "dense";
-  m.flops_per_example = 1e9;
-  m.backward_flops_fraction = 0.75;
-  m.parameter_bytes = bytes;
-  m.batch_per_gpu = 100;
-  m.compute_dtype = Dtype::kBf16;
-  m.overlap_all_reduce = false;
-  m.gradient_buckets = 1;
-  m.all_reduce_algorithm = Algorithm::kRing;
-  return m;
-}
+ModelSpec model(double bytes) { return testing::small_dense_model(bytes); }
 
 // Job `name` training model(bytes) on nodes [first, first + nodes), started at `start`.
 PlacedJob placed(const std::string& name, int first, int nodes, Time start = 0,

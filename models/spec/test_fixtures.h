@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/spec/cluster_spec.h"
+#include "models/spec/dense_model.h"
 
 namespace trainsim::models::testing {
 
@@ -19,6 +20,25 @@ inline ClusterSpec small_node(int gpus) {
   c.gpu.hbm_capacity_bytes = 1e10;
   c.intra_node.gpu_link = LinkClassSpec{100e9, kMicrosecond, 1.0};
   return c;
+}
+
+// A dense model of 1 GFLOP per example, three quarters of it backward, 100 examples per GPU in
+// BF16: 1e11 / 5e13 = 2 ms of compute a step on small_node's GPUs (0.5 ms forward, 1.5 ms
+// backward), then a ring all-reduce of `parameter_bytes` in `buckets` (overlapping backward when
+// `overlap`).
+inline DenseModelSpec small_dense_model(double parameter_bytes, bool overlap = false,
+                                        int buckets = 1) {
+  DenseModelSpec m;
+  m.name = "m";
+  m.flops_per_example = 1e9;
+  m.backward_flops_fraction = 0.75;
+  m.parameter_bytes = parameter_bytes;
+  m.batch_per_gpu = 100;
+  m.compute_dtype = Dtype::kBf16;
+  m.overlap_all_reduce = overlap;
+  m.gradient_buckets = buckets;
+  m.all_reduce_algorithm = Algorithm::kRing;
+  return m;
 }
 
 }  // namespace trainsim::models::testing

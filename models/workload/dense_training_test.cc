@@ -18,17 +18,7 @@ ClusterSpec small_node() { return testing::small_node(4); }
 
 // 1 GFLOP per example, batch 100: 100 GFLOP at 50 TFLOP/s = 2 ms; backward 75% = 1.5 ms.
 DenseModelSpec small_model(double parameter_bytes, bool overlap, int buckets) {
-  DenseModelSpec m;
-  m.name = "m";
-  m.flops_per_example = 1e9;
-  m.backward_flops_fraction = 0.75;
-  m.parameter_bytes = parameter_bytes;
-  m.batch_per_gpu = 100;
-  m.compute_dtype = Dtype::kBf16;
-  m.overlap_all_reduce = overlap;
-  m.gradient_buckets = buckets;
-  m.all_reduce_algorithm = Algorithm::kRing;
-  return m;
+  return testing::small_dense_model(parameter_bytes, overlap, buckets);
 }
 
 TEST(DenseTrainingTest, ComputeTimeIsFlopsOverAchievedRate) {

@@ -36,38 +36,21 @@ TEST(StepRunnerTest, TheStallSplitsInProportionAndAddsUp) {
   EXPECT_EQ(split_in_proportion(10, {})[0], 0);  // nothing exposed to attribute
 }
 
-// One GPU of small_node: a dense step of 100 examples of 1 GFLOP at 50 TFLOP/s is 2 ms of
-// compute, and its all-reduce over one rank moves nothing.
-DenseModelSpec two_millisecond_model() {
-  DenseModelSpec m;
-  m.name = "m";
-  m.flops_per_example = 1e9;
-  m.backward_flops_fraction = 0.75;
-  m.parameter_bytes = 1e6;
-  m.batch_per_gpu = 100;
-  m.compute_dtype = Dtype::kBf16;
-  m.overlap_all_reduce = false;
-  m.gradient_buckets = 1;
-  return m;
-}
-
 TEST(StepRunnerTest, ARunnerStartedLaterIsMeasuredFromItsStart) {
-  // Started at 5 ms on a shared fabric, without warm-up: the first step runs 5-7 ms, so the
-  // measurement starts at 5 ms and the step is the 2 ms it is alone, not (7 ms + ...) / steps.
+  // One GPU of small_node: a dense step of 2 ms of compute (small_dense_model), whose all-reduce
+  // over one rank moves nothing. Started at 5 ms on a shared fabric, without warm-up: the first
+  // step runs 5-7 ms, so the measurement starts at 5 ms and the step is the 2 ms it is alone,
+  // not (9 ms - 0) / 2.
   const ClusterSpec cluster = testing::small_node(1);
   StepSimulationOptions options;
   options.steps = 2;
   options.warmup_steps = 0;
   options.trailing_steps = 1;
-  const Time alone = [&] {
-    StepRunner runner(cluster, 1, options, false);
-    add_dense_training(runner, two_millisecond_model());
-    return runner.run().step_time;
-  }();
+  const Time alone = 2 * kMillisecond;
   Fabric fabric(cluster, 1, 0, 0);
   StepRunner runner(fabric, cluster, 0, 1, options, false);
   EXPECT_EQ(runner.steps(), 3);  // two measured, one trailing
-  add_dense_training(runner, two_millisecond_model());
+  add_dense_training(runner, testing::small_dense_model(1e6));
   Time measured_at = -1;
   runner.start(5 * kMillisecond, [&] {
     measured_at = fabric.sim().now();
