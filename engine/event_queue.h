@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/huge_page_allocator.h"
 #include "engine/units.h"
 
 namespace trainsim {
@@ -101,9 +102,9 @@ class DaryHeapEventQueue final : public EventQueue {
   void remove_at(std::size_t index);
   void release_slot(std::uint32_t slot);
 
-  std::vector<Entry> heap_;
-  std::vector<Slot> slots_;
-  std::vector<std::uint32_t> heap_index_;  // by slot; kInvalidSlot when not pending
+  BigVector<Entry> heap_;
+  BigVector<Slot> slots_;
+  BigVector<std::uint32_t> heap_index_;  // by slot; kInvalidSlot when not pending
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_sequence_ = 0;
 };

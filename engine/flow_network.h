@@ -32,6 +32,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "engine/huge_page_allocator.h"
 #include "engine/routing.h"
 #include "engine/simulation.h"
 
@@ -158,8 +159,8 @@ class FlowNetwork {
   Simulation& sim_;
   const Topology& topology_;
   Router router_;
-  std::vector<FlowState> flows_;
-  std::vector<FlowCallbacks> callbacks_;  // by flow id
+  BigVector<FlowState> flows_;
+  BigVector<FlowCallbacks> callbacks_;  // by flow id
   std::vector<FlowId> free_flows_;
   std::vector<LinkState> links_;
   std::vector<LinkId> dirty_links_;
@@ -176,14 +177,14 @@ class FlowNetwork {
   std::uint64_t epoch_ = 0;
   // Scratch space reused by every solve: the component's flows and links (global ids), and the
   // solver's compact copy of them indexed locally (flow -> links and link -> flows, CSR).
-  std::vector<FlowId> component_flows_;
+  BigVector<FlowId> component_flows_;
   std::vector<LinkId> component_links_;
   std::vector<LinkId> link_stack_;
   std::vector<std::uint32_t> local_of_link_;  // by global link id; valid for component links
-  std::vector<std::uint32_t> flow_first_, flow_links_;
-  std::vector<std::uint32_t> link_first_, link_flows_;
-  std::vector<double> flow_cap_, flow_rate_;
-  std::vector<char> flow_fixed_;
+  BigVector<std::uint32_t> flow_first_, flow_links_;
+  BigVector<std::uint32_t> link_first_, link_flows_;
+  BigVector<double> flow_cap_, flow_rate_;
+  BigVector<char> flow_fixed_;
   std::vector<double> link_remaining_;
   std::vector<double> flow_lower_, link_lower_sum_;
   std::vector<std::uint32_t> link_unfixed_;

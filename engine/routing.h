@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/huge_page_allocator.h"
 #include "engine/topology.h"
 
 namespace trainsim {
@@ -73,8 +74,8 @@ class Router {
   std::vector<VertexId> dag_order_;  // sources with a DAG, least recently used first
   std::unordered_map<std::uint64_t, RouteId> cache_;
   std::unordered_multimap<std::uint64_t, RouteId> explicit_;  // by hash of the link list
-  std::vector<RouteInfo> routes_;
-  std::vector<LinkId> route_links_;
+  BigVector<RouteInfo> routes_;
+  BigVector<LinkId> route_links_;
 };
 
 }  // namespace trainsim

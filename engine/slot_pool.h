@@ -10,8 +10,8 @@
 namespace trainsim {
 
 // Returns a free index of `items`, reusing one from `free_indices` or appending a default item.
-template <class T>
-std::uint32_t take_slot(std::vector<T>& items, std::vector<std::uint32_t>& free_indices) {
+template <class T, class A>
+std::uint32_t take_slot(std::vector<T, A>& items, std::vector<std::uint32_t>& free_indices) {
   if (!free_indices.empty()) {
     const std::uint32_t index = free_indices.back();
     free_indices.pop_back();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/flow_network.h"
+#include "engine/huge_page_allocator.h"
 #include "models/collectives/collective.h"
 
 namespace trainsim::models {
@@ -55,7 +56,7 @@ class CollectivePlan {
   std::span<const TransferId> transmission_successors(TransferId id) const {
     return successors(transmission_, id);
   }
-  const std::vector<std::uint32_t>& dependency_counts() const { return dependencies_; }
+  const BigVector<std::uint32_t>& dependency_counts() const { return dependencies_; }
 
  private:
   // Successor lists of every transfer in one array (CSR), built by finalize().
@@ -68,10 +69,10 @@ class CollectivePlan {
   static void build(Successors& s, std::size_t n);
 
   int participants_;
-  std::vector<PlanTransfer> transfers_;
+  BigVector<PlanTransfer> transfers_;
   Successors arrival_;
   Successors transmission_;
-  std::vector<std::uint32_t> dependencies_;
+  BigVector<std::uint32_t> dependencies_;
   bool finalized_ = false;
 };
 
@@ -103,8 +104,8 @@ class PlanCollective final : public Collective {
   FlowNetwork& network_;
   std::shared_ptr<const CollectivePlan> plan_;
   Time software_latency_;
-  std::vector<RouteId> routes_;          // per transfer, looked up once
-  std::vector<std::uint32_t> waiting_;  // per transfer: dependencies + joins still missing
+  BigVector<RouteId> routes_;          // per transfer, looked up once
+  BigVector<std::uint32_t> waiting_;  // per transfer: dependencies + joins still missing
   std::vector<std::vector<TransferId>> gated_by_;  // per participant: transfers awaiting its join
   std::vector<std::uint32_t> obligations_;  // per participant: sends + receives not yet finished
   std::vector<std::function<void()>> done_;
