@@ -12,9 +12,15 @@
 namespace trainsim {
 
 FlowNetwork::FlowNetwork(Simulation& simulation, const Topology& topology)
-    : sim_(simulation), topology_(topology), router_(topology), links_(topology.link_count()) {
+    : FlowNetwork(simulation, std::make_shared<Router>(topology)) {}
+
+FlowNetwork::FlowNetwork(Simulation& simulation, std::shared_ptr<Router> router)
+    : sim_(simulation),
+      topology_(router->topology()),
+      router_(std::move(router)),
+      links_(topology_.link_count()) {
   for (LinkId l = 0; l < links_.size(); ++l) {
-    links_[l].capacity = topology.link(l).bandwidth_bytes_per_s;
+    links_[l].capacity = topology_.link(l).bandwidth_bytes_per_s;
   }
 }
 
@@ -47,7 +53,7 @@ void FlowNetwork::schedule_completion(FlowId id, Time at) {
 
 FlowId FlowNetwork::start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
                           Callback on_transmitted, double rate_cap) {
-  return start(router_.route(src, dst), bytes, std::move(on_arrived), std::move(on_transmitted),
+  return start(router_->route(src, dst), bytes, std::move(on_arrived), std::move(on_transmitted),
                rate_cap);
 }
 
@@ -67,11 +73,11 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
   f.completion_scheduled = false;
   f.hops.clear();
   ++counters_.flows_started;
-  if (bytes == 0.0 || router_.links(route).empty()) {
+  if (bytes == 0.0 || router_->links(route).empty()) {
     // Nothing to share: transmitted at once (as an event, never inside the caller).
-    schedule_completion(id, sim_.now() + (latency_first_ ? router_.latency(route) : 0));
-  } else if (latency_first_ && router_.latency(route) > 0) {
-    f.completion = sim_.schedule_in(router_.latency(route), [this, id] { activate(id); });
+    schedule_completion(id, sim_.now() + (latency_first_ ? router_->latency(route) : 0));
+  } else if (latency_first_ && router_->latency(route) > 0) {
+    f.completion = sim_.schedule_in(router_->latency(route), [this, id] { activate(id); });
   } else {
     activate(id);
   }
@@ -82,7 +88,7 @@ void FlowNetwork::activate(FlowId id) {
   FlowState& f = flows_[id];
   f.last_update = sim_.now();
   if (flow_observer_) flow_observer_(f.route, f.remaining_bytes, true);
-  const auto route = router_.links(f.route);
+  const auto route = router_->links(f.route);
   f.hops.resize(route.size());
   for (std::size_t i = 0; i < route.size(); ++i) {
     LinkState& link = links_[route[i]];
@@ -110,7 +116,7 @@ void FlowNetwork::activate(FlowId id) {
       rate = std::min(rate, links_[l].capacity - links_[l].allocated);
     }
     // Free capacity below a millionth of the link is rounding left over from the rates given.
-    if (rate > 1e-6 * router_.bottleneck_bandwidth(f.route)) {
+    if (rate > 1e-6 * router_->bottleneck_bandwidth(f.route)) {
       f.rate = rate;
       for (const LinkId l : route) {
         links_[l].allocated += rate;
@@ -161,7 +167,7 @@ void FlowNetwork::transmitted(FlowId id) {
     active_bits_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
     if (!dirty_links_.empty()) request_solve(/*immediate=*/false);
   }
-  const Time latency = router_.latency(f.route);
+  const Time latency = router_->latency(f.route);
   Callback on_transmitted = std::move(callbacks_[id].on_transmitted);
   Callback on_arrived = std::move(callbacks_[id].on_arrived);
   callbacks_[id] = FlowCallbacks{};
@@ -213,9 +219,9 @@ RouteId FlowNetwork::route_of(FlowId id) const {
 }
 
 Time FlowNetwork::uncontended_time(RouteId route, double bytes) const {
-  const Time latency = router_.latency(route);
-  if (bytes == 0.0 || router_.links(route).empty()) return latency;
-  return latency + transfer_time(bytes, router_.bottleneck_bandwidth(route));
+  const Time latency = router_->latency(route);
+  if (bytes == 0.0 || router_->links(route).empty()) return latency;
+  return latency + transfer_time(bytes, router_->bottleneck_bandwidth(route));
 }
 
 void FlowNetwork::solve() {

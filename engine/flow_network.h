@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -54,6 +55,10 @@ class FlowNetwork {
 
   // Both must outlive the network, and the network must outlive the simulation's run.
   FlowNetwork(Simulation& simulation, const Topology& topology);
+  // Routes from `router` (on the topology it was made for), which other networks may share: a
+  // route computed for one of them is not computed again (route ids are the router's). The
+  // networks must run one at a time.
+  FlowNetwork(Simulation& simulation, std::shared_ptr<Router> router);
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
@@ -107,7 +112,7 @@ class FlowNetwork {
   using FlowObserver = std::function<void(RouteId route, double bytes, bool begins)>;
   void set_flow_observer(FlowObserver observer) { flow_observer_ = std::move(observer); }
 
-  Router& router() { return router_; }
+  Router& router() { return *router_; }
   const Topology& topology() const { return topology_; }
   const FlowNetworkCounters& counters() const { return counters_; }
 
@@ -158,7 +163,7 @@ class FlowNetwork {
 
   Simulation& sim_;
   const Topology& topology_;
-  Router router_;
+  std::shared_ptr<Router> router_;
   BigVector<FlowState> flows_;
   BigVector<FlowCallbacks> callbacks_;  // by flow id
   std::vector<FlowId> free_flows_;

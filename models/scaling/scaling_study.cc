@@ -13,6 +13,7 @@
 #include "models/runtime/convergence.h"
 #include "models/workload/plan_search.h"
 #include "models/workload/recsys_training.h"
+#include "models/workload/step_runner.h"
 
 namespace trainsim::models {
 
@@ -216,16 +217,21 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   std::optional<ShardingPlan> plan;
   if (recsys) plan = job_plan(cluster, *recsys, *job, nodes, options);
   if (recsys) p.host_memory = host_memory_use(cluster, *recsys, *job, nodes, *plan);
+  // The plan's costs, the topology, its routes and the collectives' analytic times are worked out
+  // once for the estimate, the steps and the evaluation.
+  std::optional<RecsysStepDetails> details;
+  if (recsys) details = plan_recsys_training(cluster, *recsys, *job, nodes, options, &*plan);
+  StepSimulationOptions effective = options;
+  effective.shared_topology = std::make_shared<SharedTopology>(cluster, nodes);
   auto run = [&](const StepSimulationOptions& o) {
     return dense ? simulate_dense_training(cluster, *dense, nodes, o)
-                 : simulate_recsys_training(cluster, *recsys, *job, nodes, o, nullptr, &*plan);
+                 : simulate_recsys_training(cluster, *recsys, *job, nodes, o, *details);
   };
-  StepSimulationOptions effective = options;
   const auto* share = std::get_if<StepShare>(&options.solve_quantum);
   if (share && options.network == NetworkModel::kAnalytic) effective.solve_quantum = Time{0};
   if (share && options.network == NetworkModel::kFlow) {
     // Automatic quantum: a fixed fraction of the step, from a quick analytic run.
-    StepSimulationOptions analytic = options;
+    StepSimulationOptions analytic = effective;
     analytic.network = NetworkModel::kAnalytic;
     analytic.keep_trace = false;
     analytic.solve_quantum = Time{0};

@@ -17,6 +17,8 @@
 
 namespace trainsim::models {
 
+struct SharedTopology;
+
 struct StepSimulationOptions {
   int steps = 3;         // simulated steps, including warm-up
   int warmup_steps = 1;  // not measured
@@ -29,6 +31,10 @@ struct StepSimulationOptions {
   // Steps built after the measured ones and not measured: on a shared cluster they keep a job's
   // traffic going while the other jobs finish their measured steps (the run stops then).
   int trailing_steps = 0;
+  // The cluster's topology on these nodes, its routes and the collectives' analytic times, shared
+  // by the simulations of one cluster on one node count (the scaling study's estimate, steps and
+  // evaluation) so none is computed twice; built afresh when null.
+  std::shared_ptr<SharedTopology> shared_topology;
 };
 
 // Where the time of one step goes, averaged over measured steps and ranks; the parts add up to

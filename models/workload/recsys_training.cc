@@ -532,10 +532,17 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
                                               int nodes, const StepSimulationOptions& options,
                                               RecsysStepDetails* details,
                                               const ShardingPlan* given) {
-  const ClusterSpec cluster = launched_on(given_cluster, job);
   const RecsysStepDetails planned =
       plan_recsys_training(given_cluster, model, job, nodes, options, given);
   if (details) *details = planned;
+  return simulate_recsys_training(given_cluster, model, job, nodes, options, planned);
+}
+
+StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
+                                              const RecsysModelSpec& model, const JobSpec& job,
+                                              int nodes, const StepSimulationOptions& options,
+                                              const RecsysStepDetails& planned) {
+  const ClusterSpec cluster = launched_on(given_cluster, job);
   StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
   add_recsys_training(runner, model, job, planned);
   return runner.run();

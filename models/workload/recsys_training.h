@@ -48,6 +48,13 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
                                               RecsysStepDetails* details = nullptr,
                                               const ShardingPlan* plan = nullptr);
 
+// The same on a plan and its costs made earlier (by plan_recsys_training on the same cluster, job
+// and node count).
+StepSimulationResult simulate_recsys_training(const ClusterSpec& cluster,
+                                              const RecsysModelSpec& model, const JobSpec& job,
+                                              int nodes, const StepSimulationOptions& options,
+                                              const RecsysStepDetails& planned);
+
 // Evaluation steps: the forward pass alone (the batch's copy, id all-to-all, lookup,
 // pooled-embedding all-to-all, bottom MLP, top part) at `batch_per_gpu` examples per GPU, on the
 // training's `plan`.

@@ -10,11 +10,19 @@
 
 namespace trainsim::models {
 
-Fabric::Fabric(const ClusterSpec& cluster, int nodes, std::uint64_t seed, Time solve_quantum)
+SharedTopology::SharedTopology(const ClusterSpec& cluster, int nodes)
+    : topology(build_cluster_topology(cluster, nodes)), router(topology.topology) {}
+
+Fabric::Fabric(const ClusterSpec& cluster, int nodes, std::uint64_t seed, Time solve_quantum,
+               std::shared_ptr<SharedTopology> shared)
     : sim_(seed),
-      topology_(build_cluster_topology(cluster, nodes)),
-      network_(sim_, topology_.topology),
+      shared_(shared ? std::move(shared) : std::make_shared<SharedTopology>(cluster, nodes)),
+      // The router lives as long as the shared topology (the aliasing pointer keeps it).
+      network_(sim_, std::shared_ptr<Router>(shared_, &shared_->router)),
       nics_(cluster.nic.count) {
+  TRAINSIM_ASSERT(
+      shared_->topology.nodes == nodes && shared_->topology.gpus_per_node == cluster.gpus_per_node,
+      "a shared topology of another cluster or node count");
   network_.set_solve_quantum(solve_quantum);
   network_.set_latency_first(cluster.network.latency_first);
   slowdown_ = compute_slowdowns(cluster.stragglers, nodes, cluster.gpus_per_node,
@@ -35,12 +43,13 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
                        bool input_copies)
     : cluster_(cluster),
       options_(options),
-      own_fabric_(
-          std::make_unique<Fabric>(cluster, nodes, options.seed, resolved_quantum(options))),
+      own_fabric_(std::make_unique<Fabric>(cluster, nodes, options.seed, resolved_quantum(options),
+                                           options.shared_topology)),
       fabric_(*own_fabric_),
       sim_(fabric_.sim()),
       topology_(fabric_.topology()),
-      network_(fabric_.network()) {
+      network_(fabric_.network()),
+      cache_(&fabric_.analytic_cache()) {
   init(0, input_copies);
 }
 
@@ -52,7 +61,8 @@ StepRunner::StepRunner(Fabric& fabric, const ClusterSpec& cluster, int first_nod
       sim_(fabric_.sim()),
       slice_(node_range(fabric.topology(), first_node, nodes)),
       topology_(*slice_),
-      network_(fabric_.network()) {
+      network_(fabric_.network()),
+      cache_(&own_cache_) {
   init(first_node * cluster.gpus_per_node, input_copies);
 }
 
@@ -167,10 +177,10 @@ PickedAlgorithm StepRunner::pick_all_reduce(double bytes, std::optional<Algorith
     request.op = CollectiveOp::kAllReduce;
     request.algorithm = *algorithm;
     request.bytes = bytes;
-    return pick_protocol(network_.router(), cluster_, topology_, request, &cache_);
+    return pick_protocol(network_.router(), cluster_, topology_, request, cache_);
   }
   return pick_algorithm(network_.router(), cluster_, topology_, CollectiveOp::kAllReduce, bytes,
-                        &cache_);
+                        cache_);
 }
 
 Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) {
@@ -372,7 +382,8 @@ std::array<Time, kStepCollectives> split_in_proportion(
 }
 
 bool Fabric::start_background_traffic(const std::vector<BackgroundTraffic>& traffic) {
-  const int nodes = topology_.nodes;
+  const ClusterTopology& topology = shared_->topology;
+  const int nodes = topology.nodes;
   const int nics = nics_;
   if (nodes < 2 || nics == 0) return false;
   bool started = false;
@@ -387,7 +398,7 @@ bool Fabric::start_background_traffic(const std::vector<BackgroundTraffic>& traf
     const double rate = b.bytes_per_s / static_cast<double>(pairs.size() * nics);
     for (const auto& [a, c] : pairs) {
       for (int i = 0; i < nics; ++i) {
-        background_flow(topology_.nic_send_vertices[a][i], topology_.nic_receive_vertices[c][i],
+        background_flow(topology.nic_send_vertices[a][i], topology.nic_receive_vertices[c][i],
                         rate);
       }
     }
@@ -402,8 +413,7 @@ void Fabric::background_flow(VertexId from, VertexId to, double rate) {
   const RouteId route = network_.router().route(from, to);
   background_routes_.insert(route);
   network_.start(
-      route, rate * 3600.0, [this, from, to, rate] { background_flow(from, to, rate); }, {},
-      rate);
+      route, rate * 3600.0, [this, from, to, rate] { background_flow(from, to, rate); }, {}, rate);
 }
 
 StepSimulationResult StepRunner::run() {

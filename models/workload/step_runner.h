@@ -32,18 +32,36 @@ Time time_not_covered(const std::vector<std::pair<Time, Time>>& intervals, Time 
 std::array<Time, kStepCollectives> split_in_proportion(
     Time total, const std::array<Time, kStepCollectives>& weights);
 
+// What the simulations of one cluster on one node count can share, one at a time: the topology of
+// its first `nodes` nodes, the routes on it and the collectives' analytic times (the picks of
+// NCCL's tuner). Never moved: the router refers to the topology.
+struct SharedTopology {
+  SharedTopology(const ClusterSpec& cluster, int nodes);
+  SharedTopology(const SharedTopology&) = delete;
+  SharedTopology& operator=(const SharedTopology&) = delete;
+
+  ClusterTopology topology;
+  Router router;
+  AnalyticCache analytic;
+};
+
 // One simulation of a cluster's fabric: the topology of its first `nodes` nodes, the flow network
 // on it, and every GPU's straggler slowdown drawn from the seed. One job's steps run on it, or
 // several jobs' on node ranges of it (sharing its links).
 class Fabric {
  public:
-  Fabric(const ClusterSpec& cluster, int nodes, std::uint64_t seed, Time solve_quantum);
+  // `shared`: the cluster's topology on these nodes and its routes, from an earlier simulation
+  // (built afresh when null).
+  Fabric(const ClusterSpec& cluster, int nodes, std::uint64_t seed, Time solve_quantum,
+         std::shared_ptr<SharedTopology> shared = nullptr);
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
   Simulation& sim() { return sim_; }
   FlowNetwork& network() { return network_; }
-  const ClusterTopology& topology() const { return topology_; }
+  const ClusterTopology& topology() const { return shared_->topology; }
+  // The analytic times of collectives on the whole fabric (for a job alone on it).
+  AnalyticCache& analytic_cache() { return shared_->analytic; }
   double slowdown(int global_rank) const { return slowdown_[global_rank]; }
   // `traffic` among the fabric's nodes as capped flows that renew for as long as the simulation
   // runs (it must then be stopped); false if none applies.
@@ -57,7 +75,7 @@ class Fabric {
   static constexpr std::uint64_t kStragglerStream = 0x5157'a66e'0000'0001;
 
   Simulation sim_;
-  ClusterTopology topology_;
+  std::shared_ptr<SharedTopology> shared_;
   FlowNetwork network_;
   int nics_ = 0;
   std::vector<double> slowdown_;  // per global rank: its compute's slowdown
@@ -167,7 +185,8 @@ class StepRunner {
   FlowNetwork& network_;
   std::unique_ptr<TaskGraphExecutor> executor_;
   Time started_at_ = 0;
-  AnalyticCache cache_;
+  AnalyticCache own_cache_;         // on a node range of a shared fabric
+  AnalyticCache* cache_ = nullptr;  // the fabric's when alone on it, else own_cache_
   std::vector<std::unique_ptr<Collective>> collectives_;
   std::shared_ptr<StepTrace> trace_;
   StreamId copy_stream_ = kNoStream, compute_stream_, comm_stream_;

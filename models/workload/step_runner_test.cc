@@ -69,5 +69,27 @@ TEST(StepRunnerTest, ARunnerStartedLaterIsMeasuredFromItsStart) {
   EXPECT_TRUE(runner.ran_out());
 }
 
+TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
+  // A dense step on one node of 4 GPUs (2 ms of compute, a ring all-reduce of 100 MB), run on a
+  // fabric of its own and then twice on one shared topology: the same step every time, and the
+  // second shared run finds every route and tuner pick the first made.
+  const ClusterSpec cluster = testing::small_node(4);
+  const DenseModelSpec model = testing::small_dense_model(1e8);
+  const StepSimulationResult alone = simulate_dense_training(cluster, model, 1, {});
+  StepSimulationOptions options;
+  options.shared_topology = std::make_shared<SharedTopology>(cluster, 1);
+  const StepSimulationResult first = simulate_dense_training(cluster, model, 1, options);
+  const std::size_t routes = options.shared_topology->router.route_count();
+  const std::size_t picks = options.shared_topology->analytic.seconds_per_byte.size();
+  EXPECT_GT(routes, 0u);
+  EXPECT_TRUE(options.shared_topology->analytic.comm.has_value());
+  const StepSimulationResult second = simulate_dense_training(cluster, model, 1, options);
+  EXPECT_EQ(options.shared_topology->router.route_count(), routes);
+  EXPECT_EQ(options.shared_topology->analytic.seconds_per_byte.size(), picks);
+  EXPECT_EQ(first.step_time, alone.step_time);
+  EXPECT_EQ(second.step_time, alone.step_time);
+  EXPECT_GT(alone.step_time, 2 * kMillisecond);  // compute, then the exposed all-reduce
+}
+
 }  // namespace
 }  // namespace trainsim::models
