@@ -462,7 +462,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   costs.groups = groups;
   costs.global_sync_bytes = g.global_sync_bytes;
   costs.ranks.assign(world, RankLoad{});
-  if (g.matrices) {
+  // One group: its matrices are the world's (moved at the end); replicas: one block per group.
+  const bool blocks = g.matrices && groups > 1;
+  if (blocks) {
     costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
     costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
     costs.partial_bytes.assign(world, std::vector<double>(world, 0.0));
@@ -478,9 +480,14 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       for (int o = 0; o < side; ++o) {
         l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r] +
                           g.partials[r][o] + g.partials[o][r];
-        costs.id_bytes[k * group + r][k * group + o] = g.ids[r][o];
-        costs.embedding_bytes[k * group + r][k * group + o] = g.embeddings[r][o];
-        costs.partial_bytes[k * group + r][k * group + o] = g.partials[r][o];
+      }
+      if (blocks) {
+        std::copy(g.ids[r].begin(), g.ids[r].end(),
+                  costs.id_bytes[k * group + r].begin() + k * group);
+        std::copy(g.embeddings[r].begin(), g.embeddings[r].end(),
+                  costs.embedding_bytes[k * group + r].begin() + k * group);
+        std::copy(g.partials[r].begin(), g.partials[r].end(),
+                  costs.partial_bytes[k * group + r].begin() + k * group);
       }
       if (groups > 1) l.replica_sync_bytes = g.replica_unique_bytes[r];
       // One table-batched forward call and one backward call for the sharded tables, and as
@@ -500,6 +507,11 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       }
       costs.ranks[k * group + r] = l;
     }
+  }
+  if (g.matrices && !blocks) {
+    costs.id_bytes = std::move(g.ids);
+    costs.embedding_bytes = std::move(g.embeddings);
+    costs.partial_bytes = std::move(g.partials);
   }
   return costs;
 }
@@ -837,15 +849,13 @@ class GreedyPlanner : PlacementGeometry {
     bool found = false;
     double best_peak = 0.0, best_memory = 0.0;
     const double capacity = 0.9 * c_.gpu.hbm_capacity_bytes;
+    std::vector<double> peaks, memories;
     for (std::size_t k = 0; k < out.templates.size(); ++k) {
       const Template& tp = out.templates[k];
+      highest(tp, load_, tp.costs.seconds, peaks);
+      highest(tp, used_, tp.costs.bytes, memories);
       for (int position = 0; position < positions(tp); ++position) {
-        double peak = 0.0, memory = 0.0;
-        for (int r = 0; r < group_; ++r) {
-          const int i = role(tp, position, r);
-          peak = std::max(peak, load_[r] + tp.costs.seconds[i]);
-          memory = std::max(memory, used_[r] + tp.costs.bytes[i]);
-        }
+        const double peak = peaks[position], memory = memories[position];
         const bool fits = memory <= capacity;
         const bool better = !found || (fits && !out.fits) ||
                             (fits == out.fits && (fits ? peak < best_peak : memory < best_memory));
@@ -860,6 +870,68 @@ class GreedyPlanner : PlacementGeometry {
       }
     }
     return out;
+  }
+
+  // For every position of `tp`: the largest over GPUs r of base[r] + cost[role of r] (and 0).
+  // The GPUs of one role are a node's or the other nodes' (one role per local index across
+  // nodes), so the largest base in each role, kept with the runner-up for the position's own
+  // node or GPU, gives every position in O(group) instead of O(group^2). Exact: adding a cost
+  // to the largest base gives the largest sum (rounding is monotone).
+  void highest(const Template& tp, const std::vector<double>& base, const std::vector<double>& cost,
+               std::vector<double>& out) const {
+    const int n = positions(tp);
+    out.assign(n, 0.0);
+    if (tp.where == Where::kGroup || group_ % node_ != 0) {
+      for (int position = 0; position < n; ++position) {
+        for (int r = 0; r < group_; ++r) {
+          out[position] = std::max(out[position], base[r] + cost[role(tp, position, r)]);
+        }
+      }
+      return;
+    }
+    constexpr double kNone = -std::numeric_limits<double>::infinity();
+    // The two largest of a set of values, and where the largest is.
+    struct Top2 {
+      double first = kNone, second = kNone;
+      int at = -1;
+      void add(double v, int i) {
+        if (v > first) {
+          second = first;
+          first = v;
+          at = i;
+        } else if (v > second) {
+          second = v;
+        }
+      }
+      double without(int i) const { return i == at ? second : first; }
+    };
+    const auto term = [](double b, double c) { return b == kNone ? kNone : b + c; };
+    if (tp.where == Where::kOneGpu) {
+      // Roles: 0 the owner, 1 a GPU of its node, node_ a GPU of another node.
+      std::vector<Top2> in_node(nodes_);
+      Top2 nodes;
+      for (int r = 0; r < group_; ++r) in_node[r / node_].add(base[r], r);
+      for (int b = 0; b < nodes_; ++b) nodes.add(in_node[b].first, b);
+      for (int p = 0; p < n; ++p) {
+        const int b = p / node_;
+        double v = std::max(0.0, base[p] + cost[0]);
+        if (node_ > 1) v = std::max(v, term(in_node[b].without(p), cost[1]));
+        if (nodes_ > 1) v = std::max(v, term(nodes.without(b), cost[node_]));
+        out[p] = v;
+      }
+      return;
+    }
+    // kOneNode: local index i is role i in the position's node and node_ + i elsewhere.
+    std::vector<Top2> across(node_);
+    for (int r = 0; r < group_; ++r) across[r % node_].add(base[r], r / node_);
+    for (int p = 0; p < n; ++p) {
+      double v = 0.0;
+      for (int i = 0; i < node_; ++i) {
+        v = std::max(v, base[p * node_ + i] + cost[i]);
+        if (nodes_ > 1) v = std::max(v, term(across[i].without(p), cost[node_ + i]));
+      }
+      out[p] = v;
+    }
   }
 
   std::vector<Template> templates_of(const EmbeddingTableSpec& t, bool whole, bool split,

@@ -348,6 +348,22 @@ TEST(ShardingPlanTest, GreedyPlannerBalancesTableWiseTables) {
   EXPECT_EQ(a.id_bytes, b.id_bytes);
 }
 
+TEST(ShardingPlanTest, GreedyPlannerFillsEveryNodeInTurn) {
+  // Eight equal tables on 3 nodes of 2 GPUs (no bandwidths: only lookups count, and a table
+  // costs its owner alone). Largest first, each goes to the first GPU with the least load: GPUs
+  // 0..5 in order, then 0 and 1 again; the memory of the GPU with most tables stays the peak.
+  RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  m.tables.resize(8, m.tables[0]);
+  for (int i = 0; i < 8; ++i) m.tables[i].name = "t" + std::to_string(i);
+  const ShardingPlan plan = greedy_plan(context(m, 6, 2));
+  std::vector<int> owners;
+  for (const auto& p : plan.tables) {
+    ASSERT_EQ(p.strategy, ShardingStrategy::kTableWise);
+    owners.push_back(p.ranks[0]);
+  }
+  EXPECT_EQ(owners, (std::vector<int>{0, 1, 2, 3, 4, 5, 0, 1}));
+}
+
 TEST(ShardingPlanTest, TorchrecPlannerLeavesAHotTableAloneAndPacksTheOthers) {
   // Two GPUs of one node at 100 GB/s; four tables of 1e7 rows x 128, one looked up 6 times per
   // sample, three twice, 1e5 samples per GPU: costs h (just under 3c: more repeats to dedup) and
