@@ -4,123 +4,160 @@
 #include <limits>
 #include <string>
 
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/filtered_graph.hpp>
-
 #include "engine/check.h"
 #include "engine/simulation.h"
 
 namespace trainsim {
 
-// For one source: hop distance to every vertex and, per vertex, the links that reach it on some
-// minimum-hop path (its predecessors in the shortest-path DAG), stored compactly (CSR).
-struct Router::ShortestPathDag {
-  static constexpr std::int32_t kUnreached = -1;
-  std::vector<std::int32_t> distance;
-  std::vector<std::uint32_t> pred_begin;  // size V + 1
-  std::vector<LinkId> pred_links;
-};
-
-namespace {
-
-using Graph = Topology::Graph;
-using Edge = boost::graph_traits<Graph>::edge_descriptor;
-
-// Keeps the out-edges of transit vertices and of the source only.
-struct TransitFilter {
-  const Topology* topology = nullptr;
-  VertexId source = 0;
-  bool operator()(const Edge& e) const {
-    const auto from = static_cast<VertexId>(boost::source(e, topology->graph()));
-    return from == source || topology->vertex(from).transit;
-  }
-};
-
-using Filtered = boost::filtered_graph<Graph, TransitFilter>;
-
-class DistanceRecorder : public boost::default_bfs_visitor {
- public:
-  explicit DistanceRecorder(std::vector<std::int32_t>& distance) : distance_(distance) {}
-  void tree_edge(const Edge& e, const Filtered& g) const {
-    distance_[boost::target(e, g)] = distance_[boost::source(e, g)] + 1;
-  }
-
- private:
-  std::vector<std::int32_t>& distance_;
-};
-
-}  // namespace
-
-Router::Router(const Topology& topology) : topology_(topology), dags_(topology.vertex_count()) {}
+Router::Router(const Topology& topology) : topology_(topology) {
+  const std::size_t n = topology.vertex_count();
+  transit_.resize(n);
+  for (VertexId v = 0; v < n; ++v) transit_[v] = topology.vertex(v).transit;
+  const auto& links = topology.links();
+  // Counting sort by vertex; link ids ascend within a vertex.
+  const auto build = [&](Adjacency& a, bool out) {
+    a.begin.assign(n + 1, 0);
+    for (const Link& l : links) ++a.begin[(out ? l.from : l.to) + 1];
+    for (std::size_t v = 0; v < n; ++v) a.begin[v + 1] += a.begin[v];
+    a.links.resize(links.size());
+    std::vector<std::uint32_t> fill(a.begin.begin(), a.begin.end() - 1);
+    for (LinkId l = 0; l < links.size(); ++l) {
+      a.links[fill[out ? links[l].from : links[l].to]++] = l;
+    }
+  };
+  build(out_, true);
+  build(in_, false);
+  for (auto* stamp : {&forward_stamp_, &backward_stamp_, &beyond_stamp_}) stamp->assign(n, 0);
+  for (auto* hops : {&forward_hops_, &backward_hops_, &beyond_hops_}) hops->assign(n, 0);
+}
 
 Router::~Router() = default;
 
-const Router::ShortestPathDag& Router::dag_from(VertexId src) {
-  TRAINSIM_ASSERT(src < dags_.size(), "route from an unknown vertex");
-  if (dags_[src]) {
-    // Used again: the last to be dropped.
-    const auto at = std::find(dag_order_.begin(), dag_order_.end(), src);
-    std::rotate(at, at + 1, dag_order_.end());
-    return *dags_[src];
+int Router::search(VertexId src, VertexId dst) {
+  if (++search_ == 0) {  // the stamps wrapped around: clear them
+    for (auto* stamp : {&forward_stamp_, &backward_stamp_, &beyond_stamp_}) {
+      std::fill(stamp->begin(), stamp->end(), 0);
+    }
+    search_ = 1;
   }
-  const std::size_t n = topology_.vertex_count();
-  auto dag = std::make_unique<ShortestPathDag>();
-  dag->distance.assign(n, ShortestPathDag::kUnreached);
-  dag->distance[src] = 0;
-  Filtered filtered(topology_.graph(), TransitFilter{&topology_, src});
-  boost::breadth_first_search(filtered, src, boost::visitor(DistanceRecorder(dag->distance)));
-
-  // A link u -> v is on some minimum-hop path iff u may forward (transit or the source) and
-  // d(v) = d(u) + 1. Collect those per target vertex (counting sort; link ids ascend within a
-  // vertex, so the hash picks the same path whatever order BFS visited them in).
-  const auto& links = topology_.links();
-  auto on_dag = [&](const Link& link) {
-    const auto du = dag->distance[link.from];
-    return du != ShortestPathDag::kUnreached && dag->distance[link.to] == du + 1 &&
-           (link.from == src || topology_.vertex(link.from).transit);
+  const auto forward = [&](VertexId v) { return forward_stamp_[v] == search_; };
+  const auto backward = [&](VertexId v) { return backward_stamp_[v] == search_; };
+  // A vertex a route may pass through: a transit vertex, or the source (only at its start).
+  const auto forwards = [&](VertexId v) { return transit_[v] || v == src; };
+  forward_stamp_[src] = search_;
+  forward_hops_[src] = 0;
+  backward_stamp_[dst] = search_;
+  backward_hops_[dst] = 0;
+  frontier_.assign(1, src);  // forward
+  level_.assign(1, dst);     // backward
+  int forward_levels = 0, backward_levels = 0;
+  bool met = false;
+  const auto degree = [&](const std::vector<VertexId>& vertices, const Adjacency& a) {
+    std::size_t sum = 0;
+    for (const VertexId v : vertices) sum += a.begin[v + 1] - a.begin[v];
+    return sum;
   };
-  dag->pred_begin.assign(n + 1, 0);
-  for (const Link& link : links) {
-    if (on_dag(link)) ++dag->pred_begin[link.to + 1];
+  while (!met) {
+    if (frontier_.empty() || level_.empty()) return -1;
+    // One whole level of the side with fewer links to follow.
+    next_.clear();
+    if (degree(frontier_, out_) <= degree(level_, in_)) {
+      for (const VertexId v : frontier_) {
+        for (std::uint32_t k = out_.begin[v]; k < out_.begin[v + 1]; ++k) {
+          const VertexId u = topology_.link(out_.links[k]).to;
+          if (forward(u) || (!transit_[u] && u != dst)) continue;  // seen, or a dead end
+          forward_stamp_[u] = search_;
+          forward_hops_[u] = forward_levels + 1;
+          met = met || backward(u);
+          if (transit_[u]) next_.push_back(u);
+        }
+      }
+      ++forward_levels;
+      frontier_.swap(next_);
+    } else {
+      for (const VertexId v : level_) {
+        for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) {
+          const VertexId u = topology_.link(in_.links[k]).from;
+          if (backward(u) || !forwards(u)) continue;
+          backward_stamp_[u] = search_;
+          backward_hops_[u] = backward_levels + 1;
+          met = met || forward(u);
+          if (transit_[u]) next_.push_back(u);
+        }
+      }
+      ++backward_levels;
+      level_.swap(next_);
+    }
   }
-  for (std::size_t v = 0; v < n; ++v) dag->pred_begin[v + 1] += dag->pred_begin[v];
-  dag->pred_links.resize(dag->pred_begin[n]);
-  std::vector<std::uint32_t> fill(dag->pred_begin.begin(), dag->pred_begin.end() - 1);
-  for (LinkId l = 0; l < links.size(); ++l) {
-    if (on_dag(links[l])) dag->pred_links[fill[links[l].to]++] = l;
+  // The searches met as soon as a level reached a vertex the other side had seen, and levels
+  // are whole: every shortest path crosses the last forward level at a vertex `backward_levels`
+  // hops from the destination (a shorter path would have met them a level earlier). From those
+  // vertices on, the walk back needs the hops from the source of the vertices nearer the
+  // destination: a vertex `h` hops from the source and `length - h` from the destination is on a
+  // shortest path exactly when a vertex of the level before links to it.
+  met_forward_ = forward_levels;
+  const int length = forward_levels + backward_levels;
+  if (backward_levels == 0) return length;
+  // frontier_ holds the last forward level's vertices that forward (a transit destination is
+  // met at 0 backward levels, handled above).
+  next_.clear();
+  for (const VertexId v : frontier_) {
+    if (backward(v) && backward_hops_[v] == backward_levels) next_.push_back(v);
   }
-  if (dag_order_.size() == kCachedSources) {
-    dags_[dag_order_.front()].reset();
-    dag_order_.erase(dag_order_.begin());
+  for (int h = forward_levels; h < length; ++h) {
+    level_.clear();
+    for (const VertexId w : next_) {
+      for (std::uint32_t k = out_.begin[w]; k < out_.begin[w + 1]; ++k) {
+        const VertexId u = topology_.link(out_.links[k]).to;
+        if (!backward(u) || backward_hops_[u] != length - h - 1 || beyond_stamp_[u] == search_) {
+          continue;
+        }
+        beyond_stamp_[u] = search_;
+        beyond_hops_[u] = h + 1;
+        level_.push_back(u);
+      }
+    }
+    next_.swap(level_);
   }
-  dag_order_.push_back(src);
-  dags_[src] = std::move(dag);
-  return *dags_[src];
+  return length;
+}
+
+bool Router::at_hops(VertexId v, int hops) const {
+  if (hops <= met_forward_) return forward_stamp_[v] == search_ && forward_hops_[v] == hops;
+  return beyond_stamp_[v] == search_ && beyond_hops_[v] == hops;
 }
 
 RouteId Router::route(VertexId src, VertexId dst) {
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  TRAINSIM_ASSERT(dst < topology_.vertex_count(), "route to an unknown vertex");
+  TRAINSIM_ASSERT(src < transit_.size() && dst < transit_.size(), "route to an unknown vertex");
 
-  const ShortestPathDag& dag = dag_from(src);
-  if (dag.distance[dst] == ShortestPathDag::kUnreached) {
+  const int hops = src == dst ? 0 : search(src, dst);
+  if (hops < 0) {
     throw RoutingError("no route from " + topology_.vertex(src).name + " to " +
                        topology_.vertex(dst).name);
   }
-  const auto length = static_cast<std::uint32_t>(dag.distance[dst]);
+  const auto length = static_cast<std::uint32_t>(hops);
   const std::uint64_t first = route_links_.size();
   route_links_.resize(first + length);
   Time latency = 0;
   double bottleneck = std::numeric_limits<double>::infinity();
   VertexId v = dst;
   for (std::uint32_t hop = length; hop > 0; --hop) {
-    const std::uint32_t begin = dag.pred_begin[v];
-    const std::uint32_t count = dag.pred_begin[v + 1] - begin;
-    TRAINSIM_ASSERT(count > 0, "broken shortest-path DAG");
-    const std::uint32_t pick =
+    // The links into v from a vertex one hop nearer the source, in link id order.
+    const auto nearer = [&](std::uint32_t k) {
+      return at_hops(topology_.link(in_.links[k]).from, static_cast<int>(hop) - 1);
+    };
+    std::uint32_t count = 0;
+    for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) count += nearer(k);
+    TRAINSIM_ASSERT(count > 0, "broken shortest-path search");
+    std::uint32_t pick =
         count == 1 ? 0 : static_cast<std::uint32_t>(mix64(key ^ mix64(hop)) % count);
-    const LinkId link = dag.pred_links[begin + pick];
+    std::uint32_t k = in_.begin[v];
+    for (;; ++k) {
+      if (nearer(k) && pick-- == 0) break;
+    }
+    const LinkId link = in_.links[k];
     route_links_[first + hop - 1] = link;
     latency += topology_.link(link).latency;
     bottleneck = std::min(bottleneck, topology_.link(link).bandwidth_bytes_per_s);

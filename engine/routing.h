@@ -1,14 +1,18 @@
-// Routes between vertices of a Topology: minimum-hop paths found by breadth-first search on the
-// Boost graph, never passing through a non-transit vertex. Where several minimum-hop paths exist,
-// each (source, destination) pair takes one of them chosen by a hash of the pair, which spreads
-// pairs over equal-cost paths the way ECMP does. Routes are computed once and cached; the BFS
-// results behind them are kept for the 64 sources used most recently only, so memory stays linear
-// in the number of routes asked for.
+// Routes between vertices of a Topology: minimum-hop paths that never pass through a non-transit
+// vertex. Where several minimum-hop paths exist, each (source, destination) pair takes one of them
+// chosen by a hash of the pair, which spreads pairs over equal-cost paths the way ECMP does:
+// walking back from the destination, each hop picks among the links that reach its vertex from one
+// hop nearer the source (in link id order). Routes are computed once and cached.
+//
+// A route is found by a bidirectional breadth-first search: levels grow from the source along
+// links and from the destination against them, the smaller frontier first, until they meet. On a
+// fat tree they meet at the spines after a few hops, so a route costs about the fan-out of the
+// vertices near its ends, not the size of the fabric (a search from the source alone visits
+// every vertex). The hop counts found are exact, so the route is the one a full search from the
+// source would give.
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <memory>
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
@@ -57,21 +61,35 @@ class Router {
   const Topology& topology() const { return topology_; }
 
  private:
-  struct ShortestPathDag;
   struct RouteInfo {
     std::uint64_t first;
     std::uint32_t length;
     Time latency;
     double bottleneck_bytes_per_s;
   };
+  // A vertex's links out of it and into it, in link id order (compressed rows by vertex).
+  struct Adjacency {
+    std::vector<std::uint32_t> begin;  // size V + 1
+    std::vector<LinkId> links;
+  };
 
-  const ShortestPathDag& dag_from(VertexId src);
-
-  static constexpr std::size_t kCachedSources = 64;
+  // Hops from `src` to `dst` by the bidirectional search, leaving the exact hop count from the
+  // source of every vertex the walk back from `dst` may ask about; -1 if unreachable.
+  int search(VertexId src, VertexId dst);
+  // Hops from the source of `v` if it is `hops` (as the last search found), else false.
+  bool at_hops(VertexId v, int hops) const;
 
   const Topology& topology_;
-  std::vector<std::unique_ptr<ShortestPathDag>> dags_;  // by source vertex; most are empty
-  std::vector<VertexId> dag_order_;  // sources with a DAG, least recently used first
+  std::vector<char> transit_;
+  Adjacency out_, in_;
+  // Scratch of the search, valid where the stamp equals search_: hops from the source (forward),
+  // to the destination (backward), and for vertices past the meeting level, hops from the source
+  // through the meeting level.
+  std::uint32_t search_ = 0;
+  std::vector<std::uint32_t> forward_stamp_, backward_stamp_, beyond_stamp_;
+  std::vector<std::int32_t> forward_hops_, backward_hops_, beyond_hops_;
+  std::vector<VertexId> frontier_, next_, level_;
+  int met_forward_ = 0;  // forward levels searched when the searches met
   std::unordered_map<std::uint64_t, RouteId> cache_;
   std::unordered_multimap<std::uint64_t, RouteId> explicit_;  // by hash of the link list
   BigVector<RouteInfo> routes_;

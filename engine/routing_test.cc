@@ -1,8 +1,12 @@
 #include "engine/routing.h"
 
+#include <deque>
+#include <random>
 #include <set>
 
 #include <gtest/gtest.h>
+
+#include "engine/simulation.h"
 
 namespace trainsim {
 namespace {
@@ -84,6 +88,88 @@ TEST(RouterTest, NeverRoutesThroughEndpoints) {
   t.add_duplex(sw2, b, 1e9, 0);
   Router router2(t);
   EXPECT_EQ(router2.links(router2.route(a, b)).size(), 3u);
+}
+
+// The route a breadth-first search from the source alone gives (every vertex's hop count, then
+// the walk back from the destination picking among the links from one hop nearer by the pair's
+// hash, in link id order): what Router's bidirectional search must reproduce link for link.
+std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId dst) {
+  std::vector<int> hops(t.vertex_count(), -1);
+  hops[src] = 0;
+  std::deque<VertexId> queue = {src};
+  while (!queue.empty()) {
+    const VertexId v = queue.front();
+    queue.pop_front();
+    if (v != src && !t.vertex(v).transit) continue;  // endpoints do not forward
+    for (LinkId l = 0; l < t.link_count(); ++l) {
+      if (t.link(l).from == v && hops[t.link(l).to] < 0) {
+        hops[t.link(l).to] = hops[v] + 1;
+        queue.push_back(t.link(l).to);
+      }
+    }
+  }
+  if (hops[dst] < 0) return {LinkId(-1)};
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  std::vector<LinkId> route(hops[dst]);
+  VertexId v = dst;
+  for (int hop = hops[dst]; hop > 0; --hop) {
+    std::vector<LinkId> nearer;
+    for (LinkId l = 0; l < t.link_count(); ++l) {
+      const VertexId u = t.link(l).from;
+      if (t.link(l).to == v && hops[u] == hop - 1 && (u == src || t.vertex(u).transit)) {
+        nearer.push_back(l);
+      }
+    }
+    const std::size_t pick = nearer.size() == 1 ? 0 : mix64(key ^ mix64(hop)) % nearer.size();
+    route[hop - 1] = nearer[pick];
+    v = t.link(nearer[pick]).from;
+  }
+  return route;
+}
+
+TEST(RouterTest, BidirectionalSearchGivesTheRoutesOfAFullSearch) {
+  // Random fabrics: switches joined at random (some links one-way, some doubled), endpoints on
+  // one or two switches; every ordered pair of vertices, endpoints and switches, routed both
+  // ways and compared link for link (unreachable pairs must throw).
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    Topology t;
+    const int switches = 2 + static_cast<int>(rng() % 10);
+    const int hosts = 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < switches; ++i) t.add_vertex("s" + std::to_string(i), true);
+    for (int i = 0; i < hosts; ++i) t.add_vertex("h" + std::to_string(i), false);
+    const int links = switches + static_cast<int>(rng() % (2 * switches));
+    for (int i = 0; i < links; ++i) {
+      const auto a = static_cast<VertexId>(rng() % switches);
+      const auto b = static_cast<VertexId>(rng() % switches);
+      if (a == b) continue;
+      if (rng() % 4 == 0) {
+        t.add_link(a, b, 1e9, 1);
+      } else {
+        t.add_duplex(a, b, 1e9, 1);
+      }
+    }
+    for (int i = 0; i < hosts; ++i) {
+      const auto h = static_cast<VertexId>(switches + i);
+      t.add_duplex(h, static_cast<VertexId>(rng() % switches), 1e9, 1);
+      if (rng() % 2) t.add_duplex(h, static_cast<VertexId>(rng() % switches), 1e9, 1);
+      if (i > 0 && rng() % 5 == 0) t.add_duplex(h, h - 1, 1e9, 1);  // endpoint to endpoint
+    }
+    Router router(t);
+    for (VertexId a = 0; a < t.vertex_count(); ++a) {
+      for (VertexId b = 0; b < t.vertex_count(); ++b) {
+        const std::vector<LinkId> expected =
+            a == b ? std::vector<LinkId>{} : reference_route(t, a, b);
+        if (expected == std::vector<LinkId>{LinkId(-1)}) {
+          EXPECT_THROW(router.route(a, b), RoutingError);
+          continue;
+        }
+        const auto links = router.links(router.route(a, b));
+        EXPECT_EQ(std::vector<LinkId>(links.begin(), links.end()), expected)
+            << "trial " << trial << ", " << a << " -> " << b;
+      }
+    }
+  }
 }
 
 TEST(RouterTest, RouteToSelfIsEmpty) {

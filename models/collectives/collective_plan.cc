@@ -113,8 +113,7 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
       --waiting_[id];
       gated_by_[t.sender].pop_back();
     }
-    // Route now, in plan order (grouped by sender), not in the order transfers happen to start:
-    // the router keeps shortest-path DAGs for a limited number of sources at a time.
+    // Route now, once per transfer, rather than each time a transfer starts.
     routes_.push_back(network_.router().route(t.from, t.to));
   }
 }
