@@ -5,11 +5,11 @@
 // hop nearer the source (in link id order). Routes are computed once and cached.
 //
 // A route is found by a bidirectional breadth-first search: levels grow from the source along
-// links and from the destination against them, the smaller frontier first, until they meet. On a
-// fat tree they meet at the spines after a few hops, so a route costs about the fan-out of the
-// vertices near its ends, not the size of the fabric (a search from the source alone visits
-// every vertex). The hop counts found are exact, so the route is the one a full search from the
-// source would give.
+// links and from the destination against them (each time the side with fewer links to follow),
+// until they meet. On a fat tree they meet at the spines after a few hops, so a route costs about
+// the fan-out of the vertices near its ends, not the size of the fabric (a search from the source
+// alone visits every vertex). The hop counts found are exact, so the route is the one a full search
+// from the source would give.
 #pragma once
 
 #include <cstdint>
@@ -76,7 +76,7 @@ class Router {
   // Hops from `src` to `dst` by the bidirectional search, leaving the exact hop count from the
   // source of every vertex the walk back from `dst` may ask about; -1 if unreachable.
   int search(VertexId src, VertexId dst);
-  // Hops from the source of `v` if it is `hops` (as the last search found), else false.
+  // Whether `v` is `hops` hops from the source, as the last search found.
   bool at_hops(VertexId v, int hops) const;
 
   const Topology& topology_;

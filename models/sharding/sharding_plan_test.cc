@@ -351,7 +351,7 @@ TEST(ShardingPlanTest, GreedyPlannerBalancesTableWiseTables) {
 TEST(ShardingPlanTest, GreedyPlannerFillsEveryNodeInTurn) {
   // Eight equal tables on 3 nodes of 2 GPUs (no bandwidths: only lookups count, and a table
   // costs its owner alone). Largest first, each goes to the first GPU with the least load: GPUs
-  // 0..5 in order, then 0 and 1 again; the memory of the GPU with most tables stays the peak.
+  // 0..5 in order, then 0 and 1 again.
   RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
   m.tables.resize(8, m.tables[0]);
   for (int i = 0; i < 8; ++i) m.tables[i].name = "t" + std::to_string(i);
