@@ -14,11 +14,15 @@ namespace {
 
 // Ranks summed term by term before switching to the integral approximation.
 constexpr double kExactTerms = 4096;
+// Ranks whose log(1 - p) is kept once computed (the hashed placements' explicit head).
+constexpr double kCachedHead = 65536;
 
 // 1 - (1 - p)^n without cancellation for small p.
-double hits(double p, double n) {
-  return -std::expm1(n * std::log1p(-std::min(p, 1.0)));
-}
+// log(1 - p): a row's chance of being missed by one lookup, in log space.
+double log_miss(double p) { return std::log1p(-std::min(p, 1.0)); }
+// Chance that n lookups hit a row each one misses with log_miss(p) = `log_miss_p`.
+double hits_given_log_miss(double log_miss_p, double n) { return -std::expm1(n * log_miss_p); }
+double hits(double p, double n) { return hits_given_log_miss(log_miss(p), n); }
 
 }  // namespace
 
@@ -228,7 +232,14 @@ double AccessDistribution::base_expected_unique(double lookups, double first, do
   double unique = 0.0;
   const double exact_end =
       std::min(last, std::max(first + kExactTerms - 1, static_cast<double>(head_.size())));
-  for (double k = first; k <= exact_end; k += 1) unique += hits(base_probability(k), lookups);
+  if (exact_end <= kCachedHead) {
+    // The head's log(1 - p_k) are kept: the same terms, without their pow and log1p.
+    const Rows lm = head_log_miss(static_cast<std::size_t>(exact_end));
+    for (double k = first; k <= exact_end; k += 1)
+      unique += hits_given_log_miss((*lm)[static_cast<std::size_t>(k) - 1], lookups);
+  } else {
+    for (double k = first; k <= exact_end; k += 1) unique += hits(base_probability(k), lookups);
+  }
   if (exact_end < last) {
     if (kind_ == Kind::kZipf) {
       // Integrate 1 - exp(-n p(x)) over [exact_end + 1/2, last + 1/2] in log space (Simpson).
@@ -261,8 +272,9 @@ std::vector<double> AccessDistribution::hashed_shard_mass(int shards, std::uint6
   std::vector<double> mass_of(shards, 0.0);
   const double head = std::min(exact_head, rows_);
   const Rows p = head_probabilities(static_cast<std::size_t>(head));
+  const auto shard = head_shards(shards, salt, static_cast<std::size_t>(head));
   for (std::size_t k = 0; k < p->size() && static_cast<double>(k) < head; ++k)
-    mass_of[shard_of(static_cast<double>(k + 1), shards, salt)] += (*p)[k];
+    mass_of[(*shard)[k]] += (*p)[k];
   const double tail = mass(head + 1, rows_);
   for (double& m : mass_of) m += tail / shards;
   return mass_of;
@@ -278,6 +290,37 @@ AccessDistribution::Rows AccessDistribution::head_probabilities(std::size_t coun
   return cache_->probability;
 }
 
+std::shared_ptr<const std::vector<int>> AccessDistribution::head_shards(int shards,
+                                                                        std::uint64_t salt,
+                                                                        std::size_t count) const {
+  const std::pair<int, std::uint64_t> key{shards, salt};
+  {
+    const std::lock_guard<std::mutex> lock(cache_->mutex);
+    for (const auto& [k, rows] : cache_->shards) {
+      if (k == key && rows->size() >= count) return rows;
+    }
+  }
+  auto shard = std::make_shared<std::vector<int>>(count);
+  for (std::size_t k = 0; k < count; ++k)
+    (*shard)[k] = shard_of(static_cast<double>(k + 1), shards, salt);
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  constexpr std::size_t kKept = 32;  // placements remembered per distribution
+  if (cache_->shards.size() >= kKept) cache_->shards.erase(cache_->shards.begin());
+  cache_->shards.emplace_back(key, shard);
+  return shard;
+}
+
+AccessDistribution::Rows AccessDistribution::head_log_miss(std::size_t count) const {
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  if (!cache_->log_miss || cache_->log_miss->size() < count) {
+    auto lm = std::make_shared<std::vector<double>>(count);
+    for (std::size_t k = 0; k < count; ++k)
+      (*lm)[k] = log_miss(base_probability(static_cast<double>(k + 1)));
+    cache_->log_miss = std::move(lm);
+  }
+  return cache_->log_miss;
+}
+
 AccessDistribution::Rows AccessDistribution::head_hits(double lookups, std::size_t count) const {
   {
     const std::lock_guard<std::mutex> lock(cache_->mutex);
@@ -286,9 +329,10 @@ AccessDistribution::Rows AccessDistribution::head_hits(double lookups, std::size
     }
   }
   const double derived = derived_hit(lookups);
+  const Rows lm = head_log_miss(count);
   auto row_hits = std::make_shared<std::vector<double>>(count);
   for (std::size_t k = 0; k < count; ++k) {
-    const double own = hits(base_probability(static_cast<double>(k + 1)), lookups / derived_);
+    const double own = hits_given_log_miss((*lm)[k], lookups / derived_);
     (*row_hits)[k] = own + derived * (1 - own);
   }
   const std::lock_guard<std::mutex> lock(cache_->mutex);
@@ -304,19 +348,19 @@ std::vector<double> AccessDistribution::hashed_shard_unique(int shards, double l
   std::vector<double> unique(shards, 0.0);
   const double head = std::min(exact_head, rows_);
   const Rows hits = head_hits(lookups, static_cast<std::size_t>(head));
+  const auto shard = head_shards(shards, salt, static_cast<std::size_t>(head));
   for (std::size_t k = 0; k < hits->size() && static_cast<double>(k) < head; ++k)
-    unique[shard_of(static_cast<double>(k + 1), shards, salt)] += (*hits)[k];
+    unique[(*shard)[k]] += (*hits)[k];
   const double tail = expected_unique(lookups, head + 1, rows_);
   for (double& u : unique) u += tail / shards;
   return unique;
 }
 
 std::string_view AccessDistribution::kind_name() const {
-  static const EnumNames<Kind> names = {
-      {Kind::kUniform, "uniform"},
-      {Kind::kZipf, "zipf"},
-      {Kind::kHistogram, "histogram"},
-      {Kind::kHotSet, "hot_set"}};
+  static const EnumNames<Kind> names = {{Kind::kUniform, "uniform"},
+                                        {Kind::kZipf, "zipf"},
+                                        {Kind::kHistogram, "histogram"},
+                                        {Kind::kHotSet, "hot_set"}};
   return names.name(kind_);
 }
 
@@ -338,8 +382,7 @@ std::string AccessDistribution::describe_base() const {
       std::snprintf(buffer, sizeof buffer, "histogram(%zu rows)", head_.size());
       return buffer;
     case Kind::kHotSet:
-      std::snprintf(buffer, sizeof buffer, "hot set(%g rows, %g of lookups)", hot_rows_,
-                    hot_mass_);
+      std::snprintf(buffer, sizeof buffer, "hot set(%g rows, %g of lookups)", hot_rows_, hot_mass_);
       return buffer;
   }
   return "?";

@@ -91,13 +91,21 @@ class AccessDistribution {
   using Rows = std::shared_ptr<const std::vector<double>>;
   struct HeadCache {
     std::mutex mutex;
-    Rows probability;                           // p_k for ranks 1..size
+    Rows probability;  // p_k for ranks 1..size
+    Rows log_miss;     // log(1 - p_k) of the first ids' (base) probability, ranks 1..size
     std::vector<std::pair<double, Rows>> hits;  // 1 - (1 - p_k)^n, by n (most recent last)
+    // The shard of each head row under the hash placement, by (shards, salt) (most recent last).
+    std::vector<std::pair<std::pair<int, std::uint64_t>, std::shared_ptr<const std::vector<int>>>>
+        shards;
     // lru_miss_ratio's answers: (lookups, cache rows, first, last) -> ratio.
     std::vector<std::pair<std::array<double, 4>, double>> miss_ratios;
   };
   Rows head_probabilities(std::size_t count) const;
   Rows head_hits(double lookups, std::size_t count) const;
+  Rows head_log_miss(std::size_t count) const;
+  // shard_of() of ranks 1..count.
+  std::shared_ptr<const std::vector<int>> head_shards(int shards, std::uint64_t salt,
+                                                      std::size_t count) const;
 
   Kind kind_ = Kind::kUniform;
   double rows_ = 1;

@@ -1,7 +1,9 @@
 // Access distributions against closed forms and brute-force samples.
 #include "models/spec/access_distribution.h"
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <unordered_set>
 
@@ -85,6 +87,39 @@ TEST(AccessDistributionTest, ShardUniquesAddUpToTheTable) {
   double sum = 0.0;
   for (const double u : d.hashed_shard_unique(16, lookups, 3)) sum += u;
   EXPECT_NEAR(sum / d.expected_unique(lookups), 1.0, 1e-6);  // head summed vs integrated
+}
+
+TEST(AccessDistributionTest, ShardFiguresHoldWhateverWasAskedBefore) {
+  // A small Zipf table (all rows in the explicit head): each shard's mass is the sum of p_k and
+  // its unique rows the sum of 1 - (1 - p_k)^n over the ranks shard_of() gives it, whatever
+  // shard counts, salts and lookup counts were asked before (the distribution keeps per-row
+  // figures between calls).
+  const auto d = AccessDistribution::zipf(1000, 1.05);
+  const std::array<std::pair<int, std::uint64_t>, 5> asks = {
+      {{4, 1}, {8, 1}, {4, 2}, {4, 1}, {8, 1}}};
+  for (const double lookups : {50.0, 3000.0, 50.0}) {
+    for (const auto& [shards, salt] : asks) {
+      std::vector<double> mass(shards, 0.0), unique(shards, 0.0);
+      for (int k = 1; k <= 1000; ++k) {
+        const int s = AccessDistribution::shard_of(k, shards, salt);
+        const double p = d.probability(k);
+        mass[s] += p;
+        unique[s] += 1 - std::pow(1 - p, lookups);
+      }
+      const auto got_mass = d.hashed_shard_mass(shards, salt);
+      const auto got_unique = d.hashed_shard_unique(shards, lookups, salt);
+      ASSERT_EQ(got_mass.size(), static_cast<std::size_t>(shards));
+      ASSERT_EQ(got_unique.size(), static_cast<std::size_t>(shards));
+      for (int s = 0; s < shards; ++s) {
+        EXPECT_NEAR(got_mass[s], mass[s], 1e-12) << shards << " " << salt << " " << s;
+        EXPECT_NEAR(got_unique[s], unique[s], 1e-9) << shards << " " << salt << " " << s;
+      }
+    }
+    // The exact head of expected_unique, over a range inside the kept rows.
+    double head = 0.0;
+    for (int k = 10; k <= 900; ++k) head += 1 - std::pow(1 - d.probability(k), lookups);
+    EXPECT_NEAR(d.expected_unique(lookups, 10, 900), head, 1e-9);
+  }
 }
 
 TEST(AccessDistributionTest, HistogramOfHotRowsWithAnEvenTail) {
@@ -204,7 +239,8 @@ TEST(AccessDistributionTest, LruMissRatioOfAHotSetByHand) {
   EXPECT_LT(expected, 0.5);
   // Rows that are never looked up cannot fill the cache: a histogram of 10 rows over 1000 (no
   // tail) with a cache of 10 rows misses nothing.
-  const AccessDistribution head = AccessDistribution::histogram(1000, {5, 4, 3, 2, 1, 1, 1, 1, 1, 1}, 0);
+  const AccessDistribution head =
+      AccessDistribution::histogram(1000, {5, 4, 3, 2, 1, 1, 1, 1, 1, 1}, 0);
   EXPECT_NEAR(head.lru_miss_ratio(20, 10, 1, 1000), 0.0, 1e-12);
 }
 
