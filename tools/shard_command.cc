@@ -100,7 +100,8 @@ void write_rank_stats(std::ostream& out, const Candidate& c, const models::Shard
     for (int o = 0; o < world; ++o) {
       if (o == r) continue;
       input += c.costs.id_bytes[o][r];
-      output += c.costs.embedding_bytes[r][o] + c.costs.partial_bytes[r][o];
+      output += c.costs.embedding_bytes[r][o];
+      if (!c.costs.partial_bytes.empty()) output += c.costs.partial_bytes[r][o];
     }
     const double hbm = l.memory_bytes();
     const double estimate = r % group < static_cast<int>(perf.size()) ? perf[r % group].total() : 0;
@@ -208,7 +209,7 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
       for (std::size_t b = 0; b < costs.ranks.size(); ++b) {
         sent += costs.embedding_bytes[a][b];
         received += costs.embedding_bytes[b][a];
-        if (a != b) {  // table-row-wise partial sums reduced inside the node
+        if (a != b && !costs.partial_bytes.empty()) {  // table-row-wise partial sums (node)
           sent += costs.partial_bytes[a][b];
           received += costs.partial_bytes[b][a];
         }

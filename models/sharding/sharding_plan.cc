@@ -61,7 +61,6 @@ struct GroupCosts {
         local(group_size),
         ids(matrices ? group_size : 0, std::vector<double>(matrices ? group_size : 0, 0.0)),
         embeddings(ids),
-        partials(ids),
         replica_unique_bytes(group_size, 0.0) {}
 
   const ShardingContext& context;
@@ -71,9 +70,11 @@ struct GroupCosts {
   const double batch, communication_bytes, sync_bytes;
   std::vector<RankLoad> local;
   std::vector<std::vector<double>> ids, embeddings;  // [src][dst] inside the group
-  std::vector<std::vector<double>> partials;         // reduced inside nodes before `embeddings`
-  std::vector<double> replica_unique_bytes;          // gradients synchronised across replicas
-  double global_sync_bytes = 0;                      // all-reduced over all GPUs
+  // Reduced inside nodes before `embeddings`: allocated by the first table-row-wise table (it
+  // stays empty without one, saving a group x group matrix).
+  std::vector<std::vector<double>> partials;
+  std::vector<double> replica_unique_bytes;  // gradients synchronised across replicas
+  double global_sync_bytes = 0;              // all-reduced over all GPUs
 };
 
 // One table's lookups, updates, memory and all-to-all bytes on the GPUs of its placement.
@@ -264,7 +265,9 @@ class TableCosts {
   // Partial sums reduced inside a node before the exchange (table-row-wise).
   void move_partial(int from, int to, double bytes) {
     move(from, to, bytes);
-    if (g_.matrices) g_.partials[from][to] += bytes;
+    if (!g_.matrices) return;
+    if (g_.partials.empty()) g_.partials.assign(g_.group, std::vector<double>(g_.group, 0.0));
+    g_.partials[from][to] += bytes;
   }
 
   // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
@@ -467,7 +470,7 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   if (blocks) {
     costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
     costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
-    costs.partial_bytes.assign(world, std::vector<double>(world, 0.0));
+    if (!g.partials.empty()) costs.partial_bytes.assign(world, std::vector<double>(world, 0.0));
   }
   const double dense_state = model.dense_state_bytes();
   const double activation_bytes = context.batch_per_gpu * model.activation_bytes_per_example();
@@ -477,17 +480,25 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       RankLoad l = g.local[r];
       l.dense_bytes = dense_state;
       l.activation_bytes = activation_bytes;
-      for (int o = 0; o < side; ++o) {
-        l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r] +
-                          g.partials[r][o] + g.partials[o][r];
+      if (g.partials.empty()) {
+        for (int o = 0; o < side; ++o) {
+          l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r];
+        }
+      } else {
+        for (int o = 0; o < side; ++o) {
+          l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r] +
+                            g.partials[r][o] + g.partials[o][r];
+        }
       }
       if (blocks) {
         std::copy(g.ids[r].begin(), g.ids[r].end(),
                   costs.id_bytes[k * group + r].begin() + k * group);
         std::copy(g.embeddings[r].begin(), g.embeddings[r].end(),
                   costs.embedding_bytes[k * group + r].begin() + k * group);
-        std::copy(g.partials[r].begin(), g.partials[r].end(),
-                  costs.partial_bytes[k * group + r].begin() + k * group);
+        if (!g.partials.empty()) {
+          std::copy(g.partials[r].begin(), g.partials[r].end(),
+                    costs.partial_bytes[k * group + r].begin() + k * group);
+        }
       }
       if (groups > 1) l.replica_sync_bytes = g.replica_unique_bytes[r];
       // One table-batched forward call and one backward call for the sharded tables, and as

@@ -90,7 +90,7 @@ struct ShardCosts {
   std::vector<std::vector<double>> embedding_bytes;
   // Per step, [src][dst] inside nodes: table-row-wise partial sums reduced onto each node's GPU
   // of the requester's rail before `embedding_bytes` leave (the backward gathers the gradients
-  // back the other way after them). Empty of bytes without table-row-wise tables.
+  // back the other way after them). Empty (no rows) without table-row-wise tables.
   std::vector<std::vector<double>> partial_bytes;
   double global_sync_bytes =
       0;           // all-reduced over all GPUs per step: data-parallel tables, hot rows

@@ -66,6 +66,13 @@ TEST(ShardingPlanTest, TableWiseAllToAllBytes) {
   EXPECT_NEAR(c.ranks[1].unique_rows, 1000 * (1 - std::pow(1 - 1e-3, 800)), 1e-6);
   // Memory: the whole table (1000 x 8 x 4 bytes) on its owner.
   EXPECT_DOUBLE_EQ(c.ranks[1].parameter_bytes, 32000);
+  // No table-row-wise table: no partial sums, and no matrix kept for them.
+  EXPECT_TRUE(c.partial_bytes.empty());
+  // A GPU's all-to-all buffers: what it sends and what it receives, its own part in both. GPU 0
+  // sends 2 x 1600 B of ids and receives 2 x 3200 B of vectors; GPU 1 sends 2 x 1600 B of ids
+  // (one part its own) and 4 x 3200 B of vectors, and receives 4 x 1600 B and 2 x 3200 B.
+  EXPECT_DOUBLE_EQ(c.ranks[0].buffer_bytes, 2 * 1600 + 2 * 3200);
+  EXPECT_DOUBLE_EQ(c.ranks[1].buffer_bytes, 2 * 1600 + 4 * 3200 + 4 * 1600 + 2 * 3200);
 }
 
 TEST(ShardingPlanTest, RowWiseAllToAllBytesFollowTheHashedRows) {
@@ -288,6 +295,33 @@ TEST(ShardingPlanTest, TwoDKeepsAllToAllInsideGroupsAndSyncsReplicas) {
   for (const RankLoad& r : flat.ranks) EXPECT_DOUBLE_EQ(r.replica_sync_bytes, 0);
   for (const RankLoad& r : two_d.ranks) EXPECT_GT(r.replica_sync_bytes, 0);
   EXPECT_EQ(two_d.groups, 2);
+}
+
+TEST(ShardingPlanTest, TwoDTableRowWiseKeepsEachGroupsPartialSumsInItsBlock) {
+  // 8 GPUs as 4 nodes of 2, groups of 4 GPUs (2 nodes): table-row-wise inside each group. Both
+  // groups reduce the same partial sums inside their nodes, so the world's matrix holds the
+  // group's block twice on its diagonal and nothing between groups.
+  const RecsysModelSpec m = small_model(AccessDistribution::uniform(1000));
+  ShardingContext ctx = context(m, 8, 2);
+  const ShardCosts c =
+      compute_shard_costs(uniform_plan(ShardingStrategy::kTableRowWise, ctx, 4), ctx);
+  ASSERT_EQ(c.partial_bytes.size(), 8u);
+  double inside = 0.0;
+  for (int a = 0; a < 8; ++a) {
+    ASSERT_EQ(c.partial_bytes[a].size(), 8u);
+    for (int b = 0; b < 8; ++b) {
+      if (a / 4 != b / 4) {
+        EXPECT_DOUBLE_EQ(c.partial_bytes[a][b], 0) << a << " " << b;
+      } else {
+        EXPECT_DOUBLE_EQ(c.partial_bytes[a][b], c.partial_bytes[a % 4][b % 4]) << a << " " << b;
+        if (a / 2 != b / 2) {  // partial sums stay inside a node
+          EXPECT_DOUBLE_EQ(c.partial_bytes[a][b], 0) << a << " " << b;
+        }
+        inside += c.partial_bytes[a][b];
+      }
+    }
+  }
+  EXPECT_GT(inside, 0);
 }
 
 TEST(ShardingPlanTest, MemoryOverflowNamesTheGpuAndTheShortfall) {
