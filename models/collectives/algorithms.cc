@@ -516,11 +516,11 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
   return launch_cost(cluster, gpus_per_thread) + time_from_seconds(us * 1e-6);
 }
 
-// The plan of a grouped point-to-point operation: bytes[a][b] from rank a to rank b, through
+// The plan of a grouped point-to-point operation: bytes(a, b) from rank a to rank b, through
 // the destination rail's GPU across nodes with PXN; caps from NCCL's channels per peer.
 std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
                                          const ClusterTopology& topology, const NcclComm& comm,
-                                         const std::vector<std::vector<double>>& bytes, bool pxn) {
+                                         ByteMatrixView bytes, bool pxn) {
   const int p = topology.gpu_count();
   const int g = topology.gpus_per_node;
   const double eff_intra = cluster.collectives.p2p_nvlink_efficiency;
@@ -539,9 +539,11 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     std::fill(flows.begin(), flows.end(), 0.0);
     std::fill(caps.begin(), caps.end(), 0.0);
     auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
-    for (int a = first; a < first + g; ++a) {
-      for (int b = 0; b < p; ++b) {
-        const double v = bytes[a][b];
+    // Receivers outer, the node's senders inner: a transposed matrix is then read a cache line
+    // per row; every sum below takes its terms in the same order either way.
+    for (int b = 0; b < p; ++b) {
+      for (int a = first; a < first + g; ++a) {
+        const double v = bytes(a, b);
         if (a == b || v <= 0.0) continue;
         const int channels = nccl_p2p_op_channels(comm, v);
         if (a / g == b / g) {
@@ -938,8 +940,8 @@ Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopo
 
 std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
                                                      const ClusterTopology& topology,
-                                                     const std::vector<std::vector<double>>& bytes,
-                                                     Algorithm algorithm, bool per_node) {
+                                                     ByteMatrixView bytes, Algorithm algorithm,
+                                                     bool per_node) {
   TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == topology.gpu_count(),
                   "byte matrix does not match the GPUs");
   TRAINSIM_ASSERT(algorithm == Algorithm::kDirect || algorithm == Algorithm::kTwoD,
@@ -948,7 +950,7 @@ std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
     const int g = topology.gpus_per_node;
     for (std::size_t a = 0; a < bytes.size(); ++a) {
       for (std::size_t b = 0; b < bytes.size(); ++b) {
-        TRAINSIM_ASSERT(bytes[a][b] <= 0 || static_cast<int>(a) / g == static_cast<int>(b) / g,
+        TRAINSIM_ASSERT(bytes(a, b) <= 0 || static_cast<int>(a) / g == static_cast<int>(b) / g,
                         "a per-node all-to-all leaves its node");
       }
     }
@@ -959,8 +961,7 @@ std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
 
 std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
                                            const ClusterSpec& cluster,
-                                           const ClusterTopology& topology,
-                                           const std::vector<std::vector<double>>& bytes,
+                                           const ClusterTopology& topology, ByteMatrixView bytes,
                                            Algorithm algorithm, bool per_node) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return std::make_unique<PlanCollective>(
@@ -969,8 +970,7 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const std::vector<std::vector<double>>& bytes, Algorithm algorithm,
-                    bool per_node) {
+                    ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return p2p_latency(cluster, comm, Protocol::kSimple, 1) +
          plan_time(router, *alltoallv_plan(cluster, topology, bytes, algorithm, per_node));

@@ -94,7 +94,24 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                AnalyticCache* cache = nullptr, int gpus_per_thread = 1,
                                bool with_time = true);
 
-// All-to-all with uneven sizes: bytes[src][dst] over all GPUs of the topology, as grouped
+// A byte matrix as an all-to-all reads it: bytes(src, dst) is rows[src][dst], or rows[dst][src]
+// when `transposed` (the backward all-to-all sends the forward's bytes the other way, without a
+// transposed copy). Refers to the rows; they must outlive it.
+class ByteMatrixView {
+ public:
+  ByteMatrixView(const std::vector<std::vector<double>>& rows, bool transposed = false)  // NOLINT
+      : rows_(&rows), transposed_(transposed) {}
+  std::size_t size() const { return rows_->size(); }
+  double operator()(std::size_t from, std::size_t to) const {
+    return transposed_ ? (*rows_)[to][from] : (*rows_)[from][to];
+  }
+
+ private:
+  const std::vector<std::vector<double>>* rows_;
+  bool transposed_;
+};
+
+// All-to-all with uneven sizes: bytes(src, dst) over all GPUs of the topology, as grouped
 // point-to-point. kDirect: one flow per pair, each GPU on its own NIC. kTwoD: across nodes
 // through the peer on the destination's rail (PXN): data for GPU (m, j) leaves node n from GPU
 // (n, j), which the sender reaches over the node's fabric; the two legs are pipelined
@@ -103,19 +120,19 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
 // `per_node`: the bytes stay inside nodes and each node runs them on a communicator of its own
 // GPUs (as many at once as there are nodes), whose channels all serve NVLink peers.
 Algorithm pick_alltoallv_algorithm(const ClusterSpec& cluster, const ClusterTopology& topology);
-std::shared_ptr<const class CollectivePlan> alltoallv_plan(
-    const ClusterSpec& cluster, const ClusterTopology& topology,
-    const std::vector<std::vector<double>>& bytes, Algorithm algorithm = Algorithm::kDirect,
-    bool per_node = false);
+std::shared_ptr<const class CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
+                                                           const ClusterTopology& topology,
+                                                           ByteMatrixView bytes,
+                                                           Algorithm algorithm = Algorithm::kDirect,
+                                                           bool per_node = false);
 std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
                                            const ClusterSpec& cluster,
-                                           const ClusterTopology& topology,
-                                           const std::vector<std::vector<double>>& bytes,
+                                           const ClusterTopology& topology, ByteMatrixView bytes,
                                            Algorithm algorithm = Algorithm::kDirect,
                                            bool per_node = false);
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const std::vector<std::vector<double>>& bytes,
-                    Algorithm algorithm = Algorithm::kDirect, bool per_node = false);
+                    ByteMatrixView bytes, Algorithm algorithm = Algorithm::kDirect,
+                    bool per_node = false);
 
 // Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order, one per node: an NCCL
 // communicator of one GPU per node), as NCCL runs it.

@@ -332,6 +332,44 @@ TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
   EXPECT_EQ(alltoallv_plan(spec, topology, bytes)->size(), 12u);
 }
 
+TEST(AlgorithmsTest, TransposedAllToAllvSendsEachPairsBytesTheOtherWay) {
+  // 2 nodes x 2 GPUs, uneven bytes m[a][b] = 1 MB x (1 + 4a + b). Read transposed, GPU a sends
+  // GPU b m[b][a]: with PXN, GPU 0 sends GPU 1 its own m[1][0] = 5 MB plus m[3][0] = 13 MB bound
+  // for GPU 3, and GPU 1 sends GPU 3 that 13 MB plus its own m[3][1] = 14 MB. The plan equals the
+  // one of the transposed copy, transfer for transfer.
+  const ClusterSpec spec = cluster(2);
+  const ClusterTopology topology = build_cluster_topology(spec, 2);
+  std::vector<std::vector<double>> m(4, std::vector<double>(4)), copy = m;
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) m[a][b] = 1e6 * (1 + 4 * a + b);
+  }
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) copy[a][b] = m[b][a];
+  }
+  const double eff_intra = spec.collectives.p2p_nvlink_efficiency;
+  const double eff_net = spec.collectives.p2p_network_efficiency;
+  for (const Algorithm algorithm : {Algorithm::kTwoD, Algorithm::kDirect}) {
+    const auto view = alltoallv_plan(spec, topology, ByteMatrixView(m, true), algorithm);
+    const auto plain = alltoallv_plan(spec, topology, copy, algorithm);
+    ASSERT_EQ(view->size(), plain->size());
+    for (TransferId id = 0; id < view->size(); ++id) {
+      const PlanTransfer& a = view->transfer(id);
+      const PlanTransfer& b = plain->transfer(id);
+      EXPECT_EQ(a.sender, b.sender);
+      EXPECT_EQ(a.receiver, b.receiver);
+      EXPECT_EQ(a.bytes, b.bytes);
+      EXPECT_EQ(a.rate_cap, b.rate_cap);
+      if (algorithm != Algorithm::kTwoD) continue;
+      if (a.sender == 0 && a.receiver == 1) {
+        EXPECT_DOUBLE_EQ(a.bytes, (5e6 + 13e6) / eff_intra);
+      }
+      if (a.sender == 1 && a.receiver == 3) {
+        EXPECT_DOUBLE_EQ(a.bytes, (13e6 + 14e6) / eff_net);
+      }
+    }
+  }
+}
+
 TEST(AlgorithmsTest, PerNodeAllToAllvRunsOnEachNodesOwnCommunicator) {
   // 100 MB between every pair of GPUs inside each of 2 nodes of 8, nothing across. On one
   // communicator per node every channel serves NVLink peers, so both nodes together take exactly

@@ -149,11 +149,10 @@ struct RecsysStep {
   bool overlap = false;      // dense gradient buckets all-reduced during backward
   bool async_wgrad = false;  // weight gradients after the data gradients, off the critical path
   std::vector<BackwardChunk> top_chunks;
-  std::vector<double> bucket_bytes;             // dense gradient all-reduce per bucket
-  std::vector<std::vector<double>> grad_bytes;  // gradient all-to-all, [src][dst]
+  std::vector<double> bucket_bytes;  // dense gradient all-reduce per bucket
   // Table-row-wise partial sums: reduced inside nodes before the embedding all-to-all, and
-  // their gradients gathered back to the shards after the gradient all-to-all (none: empty).
-  std::vector<std::vector<double>> partial_grad_bytes;
+  // their gradients gathered back to the shards after the gradient all-to-all.
+  bool partials = false;
   Algorithm all_to_all_algorithm = Algorithm::kDirect;
   int group = 1, groups = 1;                         // 2D sharding: GPUs per group, replicas
   std::vector<std::vector<VertexId>> replica_rings;  // per group position, over the groups
@@ -196,19 +195,8 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
   // parameters; HugeCTR: one grouped all-reduce after the data-parallel embedding's local
   // reduce).
   st.bucket_bytes.back() += costs.global_sync_bytes;
-  st.grad_bytes.assign(ranks, std::vector<double>(ranks, 0.0));
-  for (int a = 0; a < ranks; ++a) {
-    for (int b = 0; b < ranks; ++b) st.grad_bytes[a][b] = costs.embedding_bytes[b][a];
-  }
-  bool partials = false;
   for (const auto& row : costs.partial_bytes) {
-    for (const double b : row) partials = partials || b > 0;
-  }
-  if (partials) {
-    st.partial_grad_bytes.assign(ranks, std::vector<double>(ranks, 0.0));
-    for (int a = 0; a < ranks; ++a) {
-      for (int b = 0; b < ranks; ++b) st.partial_grad_bytes[a][b] = costs.partial_bytes[b][a];
-    }
+    for (const double b : row) st.partials = st.partials || b > 0;
   }
   st.all_to_all_algorithm = job.all_to_all_algorithm
                                 ? *job.all_to_all_algorithm
@@ -243,11 +231,14 @@ StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const
   StepCollectives c;
   c.ids = ids ? ids : runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
   c.embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
-  c.gradients = runner.all_to_all(st.grad_bytes, st.all_to_all_algorithm);
-  if (!st.partial_grad_bytes.empty()) {
+  // The gradients go back the way the embeddings came, as many bytes.
+  c.gradients = runner.all_to_all(ByteMatrixView(costs.embedding_bytes, /*transposed=*/true),
+                                  st.all_to_all_algorithm);
+  if (st.partials) {
     c.partials = runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
     c.partial_gradients =
-        runner.all_to_all(st.partial_grad_bytes, st.all_to_all_algorithm, /*per_node=*/true);
+        runner.all_to_all(ByteMatrixView(costs.partial_bytes, /*transposed=*/true),
+                          st.all_to_all_algorithm, /*per_node=*/true);
   }
   auto all_reduce = [&](double bytes) {
     return runner.all_reduce(bytes, runner.pick_all_reduce(bytes, job.all_reduce_algorithm));
@@ -478,7 +469,7 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
     runner.begin_step(s);
     Collective* ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
     Collective* partials =
-        st.partial_grad_bytes.empty()
+        !st.partials
             ? nullptr
             : runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
     Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);

@@ -135,8 +135,7 @@ void StepRunner::describe(const Collective* c, CollectiveInfo info) {
   if (options_.keep_trace) info_[c] = std::move(info);
 }
 
-void StepRunner::describe_all_to_all(const Collective* c,
-                                     const std::vector<std::vector<double>>& bytes,
+void StepRunner::describe_all_to_all(const Collective* c, ByteMatrixView bytes,
                                      const std::string& what) {
   if (!options_.keep_trace) return;
   constexpr std::size_t kMostArrows = 4096;  // beyond, a trace's arrows hide more than they show
@@ -149,13 +148,13 @@ void StepRunner::describe_all_to_all(const Collective* c,
     int to = 0, from = 0;
     for (std::size_t b = 0; b < n; ++b) {
       if (a == b) continue;
-      if (bytes[a][b] > 0) {
-        sent += bytes[a][b];
+      if (bytes(a, b) > 0) {
+        sent += bytes(a, b);
         ++to;
         info.pairs.emplace_back(static_cast<int>(a), static_cast<int>(b));
       }
-      if (bytes[b][a] > 0) {
-        received += bytes[b][a];
+      if (bytes(b, a) > 0) {
+        received += bytes(b, a);
         ++from;
       }
     }
@@ -211,8 +210,7 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
   return collectives_.back().get();
 }
 
-Collective* StepRunner::all_to_all(const std::vector<std::vector<double>>& bytes,
-                                   Algorithm algorithm, bool per_node) {
+Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
   if (options_.network == NetworkModel::kFlow) {
     collectives_.push_back(
         make_alltoallv(sim_, network_, cluster_, topology_, bytes, algorithm, per_node));

@@ -108,8 +108,7 @@ class StepRunner {
   PickedAlgorithm pick_all_reduce(double bytes, std::optional<Algorithm> algorithm = {});
   Collective* all_reduce(double bytes, const PickedAlgorithm& picked);
   // `per_node`: the bytes stay inside nodes, on one communicator per node (alltoallv_plan).
-  Collective* all_to_all(const std::vector<std::vector<double>>& bytes, Algorithm algorithm,
-                         bool per_node = false);
+  Collective* all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node = false);
   // Ring all-reduce among some GPUs (one per node), e.g. the replicas of a shard.
   Collective* group_all_reduce(const std::vector<VertexId>& ring, double bytes);
 
@@ -169,8 +168,7 @@ class StepRunner {
     std::vector<std::pair<int, int>> pairs;
   };
   void describe(const Collective* c, CollectiveInfo info);
-  void describe_all_to_all(const Collective* c, const std::vector<std::vector<double>>& bytes,
-                           const std::string& what);
+  void describe_all_to_all(const Collective* c, ByteMatrixView bytes, const std::string& what);
   void init(int first_rank, bool input_copies);
   void record_utilisation();
   void trace_waits_and_flows();
