@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -683,27 +684,42 @@ std::string shape_key(const CollectiveRequest& r, Protocol p, int channels) {
 }  // namespace
 
 double stage_seconds(const Topology& topology, const std::vector<Stream>& streams, double bytes) {
-  // Compress: per stream, its distinct links with multiplicity; links renumbered locally.
+  // Compress: per stream, its distinct links with multiplicity; links renumbered locally in
+  // the order of their ids. `slot` maps a link id to its local number (kNone when not in the
+  // stage), then, per stream, to its place in that stream's uses; both are reset after use, so
+  // the thread's copy serves every call in O(links of the stage).
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  thread_local std::vector<std::uint32_t> slot, use_of;
+  if (slot.size() < topology.link_count()) {
+    slot.resize(topology.link_count(), kNone);
+    use_of.resize(topology.link_count(), kNone);
+  }
   std::vector<LinkId> ids;
-  for (const Stream& s : streams) ids.insert(ids.end(), s.links.begin(), s.links.end());
+  for (const Stream& s : streams) {
+    for (const LinkId l : s.links) {
+      if (slot[l] == kNone) {
+        slot[l] = 0;
+        ids.push_back(l);
+      }
+    }
+  }
   std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  auto local = [&](LinkId l) {
-    return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), l) - ids.begin());
-  };
+  for (std::size_t j = 0; j < ids.size(); ++j) slot[ids[j]] = static_cast<std::uint32_t>(j);
   const std::size_t n = streams.size();
   std::vector<std::vector<std::pair<std::size_t, double>>> uses(n);
   for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::size_t> ls;
-    for (const LinkId l : streams[i].links) ls.push_back(local(l));
-    std::sort(ls.begin(), ls.end());
-    for (std::size_t a = 0; a < ls.size();) {
-      std::size_t b = a;
-      while (b < ls.size() && ls[b] == ls[a]) ++b;
-      uses[i].emplace_back(ls[a], static_cast<double>(b - a));
-      a = b;
+    // In order of first appearance on the stream (the order of a stream's uses changes no sum
+    // below: each link's terms come one per stream, in stream order).
+    for (const LinkId l : streams[i].links) {
+      if (use_of[l] == kNone) {
+        use_of[l] = static_cast<std::uint32_t>(uses[i].size());
+        uses[i].emplace_back(slot[l], 0.0);
+      }
+      uses[i][use_of[l]].second += 1.0;
     }
+    for (const LinkId l : streams[i].links) use_of[l] = kNone;
   }
+  for (const LinkId l : ids) slot[l] = kNone;
   std::vector<double> remaining(n);
   std::vector<bool> active(n, false);
   std::size_t left = 0;

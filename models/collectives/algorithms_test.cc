@@ -332,6 +332,33 @@ TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
   EXPECT_EQ(alltoallv_plan(spec, topology, bytes)->size(), 12u);
 }
 
+TEST(AlgorithmsTest, StageSecondsSharesLinksByMaxMinCountingRepeatedHops) {
+  // Links L0 (100 B/s), L1 (100 B/s), L2 (40 B/s); 1000 bytes per stream. S0 crosses L0 twice
+  // and L1 once, S1 crosses L1, S2 crosses L0 and L2. L0 carries three shares (two of S0's): 33.3
+  // B/s each for S0 and S2; S1 takes L1's remaining 66.7 B/s and ends at 15 s, which leaves the
+  // others' rates as they were: 1000 / 33.3 = 30 s in all. (Counting S0 once on L0 would give 40
+  // B/s to S2, bound by L2, and 60 B/s to S0, bound by L1's 50: not 30 s.) The same streams again,
+  // in a stage over other links first, give the same time.
+  Topology topology;
+  std::vector<VertexId> v;
+  for (int i = 0; i < 6; ++i) v.push_back(topology.add_vertex("v" + std::to_string(i), false));
+  const LinkId other = topology.add_link(v[4], v[5], 10, 0);
+  const LinkId l0 = topology.add_link(v[0], v[1], 100, 0);
+  const LinkId l1 = topology.add_link(v[1], v[2], 100, 0);
+  const LinkId l2 = topology.add_link(v[2], v[3], 40, 0);
+  std::vector<Stream> streams(3);
+  streams[0].links = {l0, l1, l0};
+  streams[1].links = {l1};
+  streams[2].links = {l2, l0};
+  for (Stream& s : streams) s.bytes_per_byte = 1.0;
+  EXPECT_NEAR(stage_seconds(topology, streams, 1000), 30.0, 1e-9);
+  std::vector<Stream> alone(1);
+  alone[0].links = {other, other};
+  alone[0].bytes_per_byte = 1.0;
+  EXPECT_NEAR(stage_seconds(topology, alone, 1000), 200.0, 1e-9);  // 2 shares of 10 B/s
+  EXPECT_NEAR(stage_seconds(topology, streams, 1000), 30.0, 1e-9);
+}
+
 TEST(AlgorithmsTest, TransposedAllToAllvSendsEachPairsBytesTheOtherWay) {
   // 2 nodes x 2 GPUs, uneven bytes m[a][b] = 1 MB x (1 + 4a + b). Read transposed, GPU a sends
   // GPU b m[b][a]: with PXN, GPU 0 sends GPU 1 its own m[1][0] = 5 MB plus m[3][0] = 13 MB bound
