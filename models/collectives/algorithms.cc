@@ -540,26 +540,35 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     std::fill(flows.begin(), flows.end(), 0.0);
     std::fill(caps.begin(), caps.end(), 0.0);
     auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
-    // Receivers outer, the node's senders inner: a transposed matrix is then read a cache line
-    // per row; every sum below takes its terms in the same order either way.
-    for (int b = 0; b < p; ++b) {
+    auto add = [&](int a, int b, double v) {
+      if (a == b || v <= 0.0) return;
+      const int channels = nccl_p2p_op_channels(comm, v);
+      if (a / g == b / g) {
+        flows[at(a, b)] += v;
+        caps[at(a, b)] += channels * nvlink_channel_bw;
+        return;
+      }
+      const double cap = channels * channel_bw;
+      const int proxy = pxn ? (a / g) * g + b % g : a;
+      if (proxy != a) {
+        flows[at(a, proxy)] += v;
+        caps[at(a, proxy)] += channels * nvlink_channel_bw;
+      }
+      flows[at(proxy, b)] += v;
+      caps[at(proxy, b)] += cap;
+    };
+    // Along the rows of the matrix as stored: a transposed one receivers outer and the node's
+    // senders inner (a cache line per row). Every sum takes its terms in the same order either
+    // way: per flow, by sender, then by receiver.
+    if (bytes.transposed()) {
+      for (int b = 0; b < p; ++b) {
+        const std::vector<double>& row = bytes.row(b);
+        for (int a = first; a < first + g; ++a) add(a, b, row[a]);
+      }
+    } else {
       for (int a = first; a < first + g; ++a) {
-        const double v = bytes(a, b);
-        if (a == b || v <= 0.0) continue;
-        const int channels = nccl_p2p_op_channels(comm, v);
-        if (a / g == b / g) {
-          flows[at(a, b)] += v;
-          caps[at(a, b)] += channels * nvlink_channel_bw;
-          continue;
-        }
-        const double cap = channels * channel_bw;
-        const int proxy = pxn ? (a / g) * g + b % g : a;
-        if (proxy != a) {
-          flows[at(a, proxy)] += v;
-          caps[at(a, proxy)] += channels * nvlink_channel_bw;
-        }
-        flows[at(proxy, b)] += v;
-        caps[at(proxy, b)] += cap;
+        const std::vector<double>& row = bytes.row(a);
+        for (int b = 0; b < p; ++b) add(a, b, row[b]);
       }
     }
     for (int a = first; a < first + g; ++a) {
@@ -979,17 +988,30 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology, ByteMatrixView bytes,
                                            Algorithm algorithm, bool per_node) {
+  return make_alltoallv(simulation, network, cluster, topology,
+                        alltoallv_plan(cluster, topology, bytes, algorithm, per_node), per_node);
+}
+
+std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
+                                           const ClusterSpec& cluster,
+                                           const ClusterTopology& topology,
+                                           std::shared_ptr<const CollectivePlan> plan,
+                                           bool per_node) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
-  return std::make_unique<PlanCollective>(
-      simulation, network, alltoallv_plan(cluster, topology, bytes, algorithm, per_node),
-      p2p_latency(cluster, comm, Protocol::kSimple, 1));
+  return std::make_unique<PlanCollective>(simulation, network, std::move(plan),
+                                          p2p_latency(cluster, comm, Protocol::kSimple, 1));
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
                     ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
+  return alltoallv_time(router, cluster, topology,
+                        *alltoallv_plan(cluster, topology, bytes, algorithm, per_node), per_node);
+}
+
+Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
+                    const CollectivePlan& plan, bool per_node) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
-  return p2p_latency(cluster, comm, Protocol::kSimple, 1) +
-         plan_time(router, *alltoallv_plan(cluster, topology, bytes, algorithm, per_node));
+  return p2p_latency(cluster, comm, Protocol::kSimple, 1) + plan_time(router, plan);
 }
 
 namespace {

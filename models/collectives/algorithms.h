@@ -105,6 +105,10 @@ class ByteMatrixView {
   double operator()(std::size_t from, std::size_t to) const {
     return transposed_ ? (*rows_)[to][from] : (*rows_)[from][to];
   }
+  // The matrix as stored: row(i)[j] is (i, j), or (j, i) when transposed.
+  bool transposed() const { return transposed_; }
+  const std::vector<std::vector<double>>& rows() const { return *rows_; }
+  const std::vector<double>& row(std::size_t i) const { return (*rows_)[i]; }
 
  private:
   const std::vector<std::vector<double>>* rows_;
@@ -133,6 +137,15 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
                     ByteMatrixView bytes, Algorithm algorithm = Algorithm::kDirect,
                     bool per_node = false);
+// The same from a plan alltoallv_plan() made (for `per_node` as given there), so one plan can
+// serve every all-to-all of the same bytes.
+std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
+                                           const ClusterSpec& cluster,
+                                           const ClusterTopology& topology,
+                                           std::shared_ptr<const class CollectivePlan> plan,
+                                           bool per_node);
+Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
+                    const class CollectivePlan& plan, bool per_node);
 
 // Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order, one per node: an NCCL
 // communicator of one GPU per node), as NCCL runs it.

@@ -211,13 +211,18 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
 }
 
 Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
+  const AllToAllKey key{&bytes.rows(), bytes.transposed(), algorithm, per_node};
   if (options_.network == NetworkModel::kFlow) {
-    collectives_.push_back(
-        make_alltoallv(sim_, network_, cluster_, topology_, bytes, algorithm, per_node));
+    auto& plan = all_to_all_plans_[key];
+    if (!plan) plan = alltoallv_plan(cluster_, topology_, bytes, algorithm, per_node);
+    collectives_.push_back(make_alltoallv(sim_, network_, cluster_, topology_, plan, per_node));
   } else {
-    collectives_.push_back(std::make_unique<AnalyticCollective>(
-        sim_, ranks(),
-        alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node)));
+    auto [at, made] = all_to_all_times_.try_emplace(key, 0);
+    if (made) {
+      at->second =
+          alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node);
+    }
+    collectives_.push_back(std::make_unique<AnalyticCollective>(sim_, ranks(), at->second));
   }
   describe_all_to_all(collectives_.back().get(), bytes,
                       std::string(per_node ? "inside each node" : "all-to-all") + ", " +

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "engine/task_graph.h"
 #include "models/collectives/algorithms.h"
 #include "models/collectives/collective.h"
+#include "models/collectives/collective_plan.h"
 #include "models/hardware/cluster_topology.h"
 #include "models/spec/cluster_spec.h"
 #include "models/workload/dense_training.h"
@@ -108,7 +110,13 @@ class StepRunner {
   PickedAlgorithm pick_all_reduce(double bytes, std::optional<Algorithm> algorithm = {});
   Collective* all_reduce(double bytes, const PickedAlgorithm& picked);
   // `per_node`: the bytes stay inside nodes, on one communicator per node (alltoallv_plan).
+  // The matrix must stay as it is while the runner lives: its plan (or analytic time) is made
+  // once and serves every all-to-all of the same matrix, orientation, algorithm and `per_node`.
   Collective* all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node = false);
+  // Plans (flow mode) or analytic times all_to_all() has made.
+  std::size_t all_to_all_plans() const {
+    return all_to_all_plans_.size() + all_to_all_times_.size();
+  }
   // Ring all-reduce among some GPUs (one per node), e.g. the replicas of a shard.
   Collective* group_all_reduce(const std::vector<VertexId>& ring, double bytes);
 
@@ -186,6 +194,10 @@ class StepRunner {
   AnalyticCache own_cache_;         // on a node range of a shared fabric
   AnalyticCache* cache_ = nullptr;  // the fabric's when alone on it, else own_cache_
   std::vector<std::unique_ptr<Collective>> collectives_;
+  // all_to_all()'s plans and analytic times by (matrix, transposed, algorithm, per node).
+  using AllToAllKey = std::tuple<const void*, bool, Algorithm, bool>;
+  std::map<AllToAllKey, std::shared_ptr<const CollectivePlan>> all_to_all_plans_;
+  std::map<AllToAllKey, Time> all_to_all_times_;
   std::shared_ptr<StepTrace> trace_;
   StreamId copy_stream_ = kNoStream, compute_stream_, comm_stream_;
   CategoryId input_category_ = 0, compute_category_, comm_category_, sync_category_;

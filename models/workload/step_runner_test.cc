@@ -69,6 +69,32 @@ TEST(StepRunnerTest, ARunnerStartedLaterIsMeasuredFromItsStart) {
   EXPECT_TRUE(runner.ran_out());
 }
 
+TEST(StepRunnerTest, AllToAllsOfOneMatrixShareOnePlan) {
+  // On one node of 4 GPUs, in either network model: the same matrix twice makes one plan; read
+  // transposed, on one communicator per node, or another algorithm, it is another all-to-all;
+  // an equal copy is another matrix (the runner compares addresses, not contents).
+  const ClusterSpec cluster = testing::small_node(4);
+  for (const NetworkModel network : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    StepSimulationOptions options;
+    options.network = network;
+    StepRunner runner(cluster, 1, options, /*input_copies=*/false);
+    std::vector<std::vector<double>> m(4, std::vector<double>(4, 1e6));
+    m[0][1] = 3e6;
+    const auto copy = m;
+    runner.all_to_all(m, Algorithm::kDirect);
+    runner.all_to_all(m, Algorithm::kDirect);
+    EXPECT_EQ(runner.all_to_all_plans(), 1u);
+    runner.all_to_all(ByteMatrixView(m, /*transposed=*/true), Algorithm::kDirect);
+    runner.all_to_all(ByteMatrixView(m, /*transposed=*/true), Algorithm::kDirect);
+    EXPECT_EQ(runner.all_to_all_plans(), 2u);
+    runner.all_to_all(m, Algorithm::kDirect, /*per_node=*/true);
+    runner.all_to_all(m, Algorithm::kTwoD);
+    EXPECT_EQ(runner.all_to_all_plans(), 4u);
+    runner.all_to_all(copy, Algorithm::kDirect);
+    EXPECT_EQ(runner.all_to_all_plans(), 5u);
+  }
+}
+
 TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
   // A dense step on one node of 4 GPUs (2 ms of compute, a ring all-reduce of 100 MB), run on a
   // fabric of its own and then twice on one shared topology: the same step every time, and the
