@@ -474,22 +474,33 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   }
   const double dense_state = model.dense_state_bytes();
   const double activation_bytes = context.batch_per_gpu * model.activation_bytes_per_example();
-  const int side = g.matrices ? group : 0;
+  // Each position's all-to-all buffers: what it sends and receives, over every peer in order. In
+  // blocks of positions, so the columns (what the others send it) are read a cache line at a
+  // time; each position's sum takes the same terms in the same order as peer by peer.
+  std::vector<double> buffer(group);
+  for (int r = 0; r < group; ++r) buffer[r] = g.local[r].buffer_bytes;
+  if (g.matrices) {
+    constexpr int kBlock = 64;
+    const bool partials = !g.partials.empty();
+    for (int first = 0; first < group; first += kBlock) {
+      const int last = std::min(group, first + kBlock);
+      for (int o = 0; o < group; ++o) {
+        const std::vector<double>& ids_from = g.ids[o];
+        const std::vector<double>& embeddings_from = g.embeddings[o];
+        for (int r = first; r < last; ++r) {
+          double bytes = g.ids[r][o] + ids_from[r] + g.embeddings[r][o] + embeddings_from[r];
+          if (partials) bytes = bytes + g.partials[r][o] + g.partials[o][r];
+          buffer[r] += bytes;
+        }
+      }
+    }
+  }
   for (int k = 0; k < groups; ++k) {
     for (int r = 0; r < group; ++r) {
       RankLoad l = g.local[r];
       l.dense_bytes = dense_state;
       l.activation_bytes = activation_bytes;
-      if (g.partials.empty()) {
-        for (int o = 0; o < side; ++o) {
-          l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r];
-        }
-      } else {
-        for (int o = 0; o < side; ++o) {
-          l.buffer_bytes += g.ids[r][o] + g.ids[o][r] + g.embeddings[r][o] + g.embeddings[o][r] +
-                            g.partials[r][o] + g.partials[o][r];
-        }
-      }
+      l.buffer_bytes = buffer[r];
       if (blocks) {
         std::copy(g.ids[r].begin(), g.ids[r].end(),
                   costs.id_bytes[k * group + r].begin() + k * group);
