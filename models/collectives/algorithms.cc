@@ -531,18 +531,30 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       comm.intra_nvlink ? cluster.collectives.p2p_nvlink_channel_bandwidth : FlowNetwork::kUncapped;
   // Bytes and channel caps per (sender, receiver) flow, node by node: every flow leaving a GPU of
   // node n carries traffic from senders of node n only (to GPUs of n, to the proxy in n, or from
-  // that proxy across), so one node's rows (g x p) are summed, emitted row-major and reused.
+  // that proxy across), so the rows of a few nodes at a time (`kNodesAtOnce` x g x p) are summed,
+  // emitted row-major, and the space reused. A transposed matrix is read receivers outer, those
+  // nodes' senders inner: a few cache lines per stored row instead of one per node. Every sum
+  // takes its terms in the same order either way (per flow: by sender, then by receiver).
+  constexpr int kNodesAtOnce = 8;
   auto plan = std::make_shared<CollectivePlan>(p);
-  std::vector<double> flows(static_cast<std::size_t>(g) * p);
-  std::vector<double> caps(static_cast<std::size_t>(g) * p);
-  for (int n = 0; n * g < p; ++n) {
-    const int first = n * g;
+  const std::size_t span = static_cast<std::size_t>(std::min(p, kNodesAtOnce * g)) * p;
+  std::vector<double> flows(span);
+  std::vector<double> caps(span);
+  // NCCL's channels for the last size asked (neighbouring pairs often carry the same bytes).
+  double last_bytes = -1.0;
+  int last_channels = 0;
+  for (int first = 0; first < p; first += kNodesAtOnce * g) {
+    const int end = std::min(p, first + kNodesAtOnce * g);
     std::fill(flows.begin(), flows.end(), 0.0);
     std::fill(caps.begin(), caps.end(), 0.0);
     auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
     auto add = [&](int a, int b, double v) {
       if (a == b || v <= 0.0) return;
-      const int channels = nccl_p2p_op_channels(comm, v);
+      if (v != last_bytes) {
+        last_bytes = v;
+        last_channels = nccl_p2p_op_channels(comm, v);
+      }
+      const int channels = last_channels;
       if (a / g == b / g) {
         flows[at(a, b)] += v;
         caps[at(a, b)] += channels * nvlink_channel_bw;
@@ -557,21 +569,18 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       flows[at(proxy, b)] += v;
       caps[at(proxy, b)] += cap;
     };
-    // Along the rows of the matrix as stored: a transposed one receivers outer and the node's
-    // senders inner (a cache line per row). Every sum takes its terms in the same order either
-    // way: per flow, by sender, then by receiver.
     if (bytes.transposed()) {
       for (int b = 0; b < p; ++b) {
         const std::vector<double>& row = bytes.row(b);
-        for (int a = first; a < first + g; ++a) add(a, b, row[a]);
+        for (int a = first; a < end; ++a) add(a, b, row[a]);
       }
     } else {
-      for (int a = first; a < first + g; ++a) {
+      for (int a = first; a < end; ++a) {
         const std::vector<double>& row = bytes.row(a);
         for (int b = 0; b < p; ++b) add(a, b, row[b]);
       }
     }
-    for (int a = first; a < first + g; ++a) {
+    for (int a = first; a < end; ++a) {
       for (int b = 0; b < p; ++b) {
         const std::size_t i = at(a, b);
         if (flows[i] <= 0.0) continue;
