@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -750,6 +751,18 @@ double stage_seconds(const Topology& topology, const std::vector<Stream>& stream
   std::vector<double> weight(ids.size());
   std::vector<double> rate(n);
   std::vector<bool> fixed(n);
+  // The streams on each link, in stream order (the order the filling fixes them in).
+  std::vector<std::vector<std::uint32_t>> on_link(ids.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& use : uses[i]) on_link[use.first].push_back(static_cast<std::uint32_t>(i));
+  }
+  auto share_of = [&](std::size_t l) { return std::max(capacity[l], 0.0) / weight[l]; };
+  // Links by (fair share, local id). A link's share only grows as streams are fixed, so each
+  // keeps one entry whose key is at most its share: the top, once its key is its share, is the
+  // link of the smallest share and, among equal shares, of the smallest id.
+  using Entry = std::pair<double, std::size_t>;
+  std::vector<Entry> heap;
+  const auto later = std::greater<Entry>{};
   double elapsed = 0.0;
   while (left > 0) {
     // Max-min rates of the active streams (progressive filling, weighted by multiplicity).
@@ -762,17 +775,32 @@ double stage_seconds(const Topology& topology, const std::vector<Stream>& stream
       if (!active[i]) continue;
       for (const auto& [l, m] : uses[i]) weight[l] += m;
     }
+    heap.clear();
+    for (std::size_t l = 0; l < ids.size(); ++l) {
+      if (weight[l] > 0) heap.emplace_back(share_of(l), l);
+    }
+    std::make_heap(heap.begin(), heap.end(), later);
     std::size_t unfixed = left;
     while (unfixed > 0) {
       double share = std::numeric_limits<double>::infinity();
       std::size_t bottleneck = ids.size();
-      for (std::size_t l = 0; l < ids.size(); ++l) {
-        if (weight[l] <= 0) continue;
-        const double s = std::max(capacity[l], 0.0) / weight[l];
-        if (s < share) {
-          share = s;
-          bottleneck = l;
+      while (!heap.empty()) {
+        const auto [key, l] = heap.front();
+        if (weight[l] <= 0) {
+          std::pop_heap(heap.begin(), heap.end(), later);
+          heap.pop_back();
+          continue;
         }
+        const double s = share_of(l);
+        if (s > key) {
+          std::pop_heap(heap.begin(), heap.end(), later);
+          heap.back().first = s;
+          std::push_heap(heap.begin(), heap.end(), later);
+          continue;
+        }
+        share = s;
+        bottleneck = l;
+        break;
       }
       std::size_t capped = n;
       for (std::size_t i = 0; i < n; ++i) {
@@ -795,14 +823,8 @@ double stage_seconds(const Topology& topology, const std::vector<Stream>& stream
         continue;
       }
       TRAINSIM_ASSERT(bottleneck < ids.size(), "stream without a bottleneck");
-      for (std::size_t i = 0; i < n; ++i) {
-        if (fixed[i]) continue;
-        for (const auto& [l, m] : uses[i]) {
-          if (l == bottleneck) {
-            fix(i, share);
-            break;
-          }
-        }
+      for (const std::uint32_t i : on_link[bottleneck]) {
+        if (!fixed[i]) fix(i, share);
       }
     }
     // Advance to the first completion.
