@@ -20,9 +20,12 @@ Router::Router(const Topology& topology) : topology_(topology) {
     for (const Link& l : links) ++a.begin[(out ? l.from : l.to) + 1];
     for (std::size_t v = 0; v < n; ++v) a.begin[v + 1] += a.begin[v];
     a.links.resize(links.size());
+    a.far.resize(links.size());
     std::vector<std::uint32_t> fill(a.begin.begin(), a.begin.end() - 1);
     for (LinkId l = 0; l < links.size(); ++l) {
-      a.links[fill[out ? links[l].from : links[l].to]++] = l;
+      const std::uint32_t k = fill[out ? links[l].from : links[l].to]++;
+      a.links[k] = l;
+      a.far[k] = out ? links[l].to : links[l].from;
     }
   };
   build(out_, true);
@@ -64,7 +67,7 @@ int Router::search(VertexId src, VertexId dst) {
     if (degree(frontier_, out_) <= degree(level_, in_)) {
       for (const VertexId v : frontier_) {
         for (std::uint32_t k = out_.begin[v]; k < out_.begin[v + 1]; ++k) {
-          const VertexId u = topology_.link(out_.links[k]).to;
+          const VertexId u = out_.far[k];
           if (forward(u) || (!transit_[u] && u != dst)) continue;  // seen, or a dead end
           forward_stamp_[u] = search_;
           forward_hops_[u] = forward_levels + 1;
@@ -77,7 +80,7 @@ int Router::search(VertexId src, VertexId dst) {
     } else {
       for (const VertexId v : level_) {
         for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) {
-          const VertexId u = topology_.link(in_.links[k]).from;
+          const VertexId u = in_.far[k];
           if (backward(u) || !forwards(u)) continue;
           backward_stamp_[u] = search_;
           backward_hops_[u] = backward_levels + 1;
@@ -108,7 +111,7 @@ int Router::search(VertexId src, VertexId dst) {
     level_.clear();
     for (const VertexId w : next_) {
       for (std::uint32_t k = out_.begin[w]; k < out_.begin[w + 1]; ++k) {
-        const VertexId u = topology_.link(out_.links[k]).to;
+        const VertexId u = out_.far[k];
         if (!backward(u) || backward_hops_[u] != length - h - 1 || beyond_stamp_[u] == search_) {
           continue;
         }
@@ -146,7 +149,7 @@ RouteId Router::route(VertexId src, VertexId dst) {
   for (std::uint32_t hop = length; hop > 0; --hop) {
     // The links into v from a vertex one hop nearer the source, in link id order.
     const auto nearer = [&](std::uint32_t k) {
-      return at_hops(topology_.link(in_.links[k]).from, static_cast<int>(hop) - 1);
+      return at_hops(in_.far[k], static_cast<int>(hop) - 1);
     };
     std::uint32_t count = 0;
     for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) count += nearer(k);

@@ -71,6 +71,7 @@ class Router {
   struct Adjacency {
     std::vector<std::uint32_t> begin;  // size V + 1
     std::vector<LinkId> links;
+    std::vector<VertexId> far;  // each link's other end (so searches skip the link records)
   };
 
   // Hops from `src` to `dst` by the bidirectional search, leaving the exact hop count from the
