@@ -1,5 +1,7 @@
 #include "engine/event_queue.h"
 
+#include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "engine/check.h"
@@ -161,18 +163,15 @@ void TimeBucketEventQueue::remember(std::uint32_t bucket) const {
 
 void TimeBucketEventQueue::insert(std::uint32_t slot, Time time) {
   std::uint32_t bucket = find_recent(time);
-  if (bucket != EventHandle::kInvalidSlot) {
-    // found among the recent buckets
-  } else if (const auto it = bucket_of_time_.find(time); it != bucket_of_time_.end()) {
-    bucket = it->second;
-    remember(bucket);
-  } else {
+  if (bucket == EventHandle::kInvalidSlot) {
+    // No recent bucket of this time: any other bucket of it holds only earlier events.
     bucket = take_slot(buckets_, free_buckets_);
     buckets_[bucket].time = time;
-    bucket_of_time_.emplace(time, bucket);
-    times_.push(time);
+    heap_.push_back(Queued{time, next_sequence_, bucket});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<Queued>{});
     remember(bucket);
   }
+  ++next_sequence_;
   Slot& s = slots_[slot];
   s.time = time;
   s.bucket = bucket;
@@ -189,11 +188,10 @@ void TimeBucketEventQueue::detach(std::uint32_t slot) {
   Bucket& b = buckets_[s.bucket];
   --live_;
   if (--b.live == 0) {
-    // Nothing left at this time: forget the bucket now (its time stays in the heap, stale).
-    bucket_of_time_.erase(b.time);
+    // Nothing left in it: no event joins it again (recent lookups want live buckets); it stays
+    // in the heap, empty, until it reaches the top.
     b.entries.clear();
     b.head = 0;
-    free_buckets_.push_back(s.bucket);
   }
 }
 
@@ -233,14 +231,15 @@ bool TimeBucketEventQueue::reschedule(EventHandle handle, Time time) {
 std::uint32_t TimeBucketEventQueue::front_bucket() const {
   TRAINSIM_ASSERT(live_ > 0, "front of an empty event queue");
   while (true) {
-    const Time t = times_.top();
-    if (const std::uint32_t b = find_recent(t); b != EventHandle::kInvalidSlot) return b;
-    const auto it = bucket_of_time_.find(t);
-    if (it != bucket_of_time_.end()) {
-      remember(it->second);
-      return it->second;
+    const std::uint32_t b = heap_.front().bucket;
+    if (buckets_[b].live > 0) return b;
+    // Empty: every event in it was cancelled, moved or popped.
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Queued>{});
+    heap_.pop_back();
+    for (std::uint32_t& r : recent_) {
+      if (r == b) r = EventHandle::kInvalidSlot;
     }
-    times_.pop();  // stale: every event at this time was cancelled, moved or popped
+    free_buckets_.push_back(b);
   }
 }
 

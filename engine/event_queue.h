@@ -5,21 +5,19 @@
 // Implementations and costs (n pending events):
 //   DaryHeapEventQueue<2>  binary heap   push/pop/cancel/reschedule O(log2 n)
 //   DaryHeapEventQueue<4>  4-ary heap    push/cancel O(log4 n), pop O(4 log4 n); shallower
-//   TimeBucketEventQueue   FIFO bucket per distinct time, binary heap over the d distinct times:
-//                          push/pop O(1) within a time, O(log d) for a new time; cancel and
-//                          reschedule O(1) plus lazy clean-up. Fastest when many events share a
-//                          time, as in synchronous collectives; the 4-ary heap (the default)
-//                          when most events have their own time, as in training steps (see
-//                          bench/README.md).
+//   TimeBucketEventQueue   FIFO buckets of events at one time, binary heap over the b buckets:
+//                          push/pop O(1) into a bucket of a recently used time, O(log b) for a
+//                          new bucket; cancel and reschedule O(1) plus lazy clean-up. Fastest
+//                          when many events share a time, as in synchronous collectives; the
+//                          4-ary heap (the default) when most events have their own time, as in
+//                          training steps (see bench/README.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/huge_page_allocator.h"
@@ -112,9 +110,12 @@ class DaryHeapEventQueue final : public EventQueue {
 using BinaryHeapEventQueue = DaryHeapEventQueue<2>;
 using QuaternaryHeapEventQueue = DaryHeapEventQueue<4>;
 
-// Events grouped by exact time: a FIFO bucket per distinct pending time and a min-heap of those
-// times. Order is the same (time, sequence) order as the heaps: within a bucket, events are in
-// push/reschedule order. Cancelled or moved events leave tombstones skipped on pop.
+// Events grouped by exact time: FIFO buckets of events at one time and a min-heap of the buckets
+// by (time, sequence number of their first event). An event joins a bucket of its time only if
+// that bucket is among the few most recently used, else it opens a new one; so all events of a
+// bucket precede, in sequence, those of any later bucket of the same time, and the order is the
+// same (time, sequence) order as the heaps' without a lookup by time. Cancelled or moved events
+// leave tombstones skipped on pop; a bucket is freed when it reaches the top empty.
 class TimeBucketEventQueue final : public EventQueue {
  public:
   EventHandle push(Time time, EventCallback callback) override;
@@ -147,23 +148,31 @@ class TimeBucketEventQueue final : public EventQueue {
     std::size_t head = 0;
     std::size_t live = 0;
   };
+  struct Queued {  // a bucket in the heap
+    Time time;
+    std::uint64_t sequence;  // of the bucket's first event
+    std::uint32_t bucket;
+    bool operator>(const Queued& o) const {
+      return time > o.time || (time == o.time && sequence > o.sequence);
+    }
+  };
 
   void insert(std::uint32_t slot, Time time);
   void detach(std::uint32_t slot);
   bool is_bucket_of(std::uint32_t bucket, Time time) const {
     return bucket < buckets_.size() && buckets_[bucket].time == time && buckets_[bucket].live > 0;
   }
-  // Drops empty buckets and stale times from the front; returns the bucket of the earliest time.
+  // Frees empty buckets at the front; returns the bucket of the earliest event.
   std::uint32_t front_bucket() const;
 
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   mutable std::vector<Bucket> buckets_;
   mutable std::vector<std::uint32_t> free_buckets_;
-  mutable std::unordered_map<Time, std::uint32_t> bucket_of_time_;
-  mutable std::priority_queue<Time, std::vector<Time>, std::greater<Time>> times_;
-  // Buckets of the last few times looked up, to skip the hash for runs of equal times (pushes
-  // typically alternate between a handful of times: now, now + a latency, ...).
+  mutable std::vector<Queued> heap_;  // min-heap by (time, sequence)
+  std::uint64_t next_sequence_ = 0;
+  // The buckets last opened or pushed to: pushes typically alternate between a handful of times
+  // (now, now + a latency, ...).
   static constexpr std::size_t kRecent = 4;
   mutable std::uint32_t recent_[kRecent] = {};
   mutable std::size_t recent_next_ = 0;

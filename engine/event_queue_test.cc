@@ -96,17 +96,19 @@ TEST_P(EventQueueTest, RescheduledEventOrdersAfterExistingEqualTimes) {
 
 TEST_P(EventQueueTest, MatchesReferenceUnderRandomOperations) {
   // Reference: map from (time, sequence) to tag, with our own sequence counter mirroring the
-  // queue's rule (push and reschedule take the next sequence number).
+  // queue's rule (push and reschedule take the next sequence number). Times drawn from 1,000
+  // values, then from 6 (many events per time, more times pending than a queue keeps at hand).
   std::mt19937_64 rng(12345);
   std::map<std::pair<Time, std::uint64_t>, int> reference;
   std::map<int, std::pair<EventHandle, std::pair<Time, std::uint64_t>>> live;
   std::uint64_t sequence = 0;
   int next_tag = 0;
   std::vector<int> expected;
-  for (int op = 0; op < 20000; ++op) {
+  for (int op = 0; op < 40000; ++op) {
+    const std::uint64_t times = op < 20000 ? 1000 : 6;
     const int kind = static_cast<int>(rng() % 10);
     if (kind < 5 || live.empty()) {
-      const Time t = static_cast<Time>(rng() % 1000);
+      const Time t = static_cast<Time>(rng() % times);
       const int tag = next_tag++;
       live[tag] = {push(t, tag), {t, sequence}};
       reference[{t, sequence++}] = tag;
@@ -117,7 +119,7 @@ TEST_P(EventQueueTest, MatchesReferenceUnderRandomOperations) {
       live.erase(it);
     } else if (kind < 9) {
       auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
-      const Time t = static_cast<Time>(rng() % 1000);
+      const Time t = static_cast<Time>(rng() % times);
       ASSERT_TRUE(queue_->reschedule(it->second.first, t));
       reference.erase(it->second.second);
       it->second.second = {t, sequence};
