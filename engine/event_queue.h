@@ -171,8 +171,8 @@ class TimeBucketEventQueue final : public EventQueue {
   mutable std::vector<std::uint32_t> free_buckets_;
   mutable std::vector<Queued> heap_;  // min-heap by (time, sequence)
   std::uint64_t next_sequence_ = 0;
-  // The buckets last opened or pushed to: pushes typically alternate between a handful of times
-  // (now, now + a latency, ...).
+  // The buckets last opened, the only ones an event may join: pushes typically alternate between
+  // a handful of times (now, now + a latency, ...).
   static constexpr std::size_t kRecent = 4;
   mutable std::uint32_t recent_[kRecent] = {};
   mutable std::size_t recent_next_ = 0;

@@ -17,10 +17,9 @@ constexpr double kExactTerms = 4096;
 // Ranks whose log(1 - p) is kept once computed (the hashed placements' explicit head).
 constexpr double kCachedHead = 65536;
 
-// 1 - (1 - p)^n without cancellation for small p.
 // log(1 - p): a row's chance of being missed by one lookup, in log space.
 double log_miss(double p) { return std::log1p(-std::min(p, 1.0)); }
-// Chance that n lookups hit a row each one misses with log_miss(p) = `log_miss_p`.
+// 1 - (1 - p)^n without cancellation for small p, from log_miss(p) = `log_miss_p`.
 double hits_given_log_miss(double log_miss_p, double n) { return -std::expm1(n * log_miss_p); }
 double hits(double p, double n) { return hits_given_log_miss(log_miss(p), n); }
 
