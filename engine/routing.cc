@@ -43,7 +43,6 @@ int Router::search(VertexId src, VertexId dst) {
     }
     search_ = 1;
   }
-  const auto forward = [&](VertexId v) { return forward_stamp_[v] == search_; };
   const auto backward = [&](VertexId v) { return backward_stamp_[v] == search_; };
   // A vertex a route may pass through: a transit vertex, or the source (only at its start).
   const auto forwards = [&](VertexId v) { return transit_[v] || v == src; };
@@ -60,36 +59,35 @@ int Router::search(VertexId src, VertexId dst) {
     for (const VertexId v : vertices) sum += a.begin[v + 1] - a.begin[v];
     return sum;
   };
+  // Grows one side by a whole level: the vertices `a` leads to from `level` that this side has not
+  // seen and `enters` lets in, `levels + 1` hops from its end; the searches meet at one the other
+  // side has seen.
+  const auto grow = [&](std::vector<VertexId>& level, const Adjacency& a,
+                        std::vector<std::uint32_t>& stamp, std::vector<std::int32_t>& hops,
+                        int& levels, const std::vector<std::uint32_t>& other, auto enters) {
+    next_.clear();
+    for (const VertexId v : level) {
+      for (std::uint32_t k = a.begin[v]; k < a.begin[v + 1]; ++k) {
+        const VertexId u = a.far[k];
+        if (stamp[u] == search_ || !enters(u)) continue;
+        stamp[u] = search_;
+        hops[u] = levels + 1;
+        met = met || other[u] == search_;
+        if (transit_[u]) next_.push_back(u);
+      }
+    }
+    ++levels;
+    level.swap(next_);
+  };
   while (!met) {
     if (frontier_.empty() || level_.empty()) return -1;
-    // One whole level of the side with fewer links to follow.
-    next_.clear();
+    // One whole level of the side with fewer links to follow. Forward, a route may end at the
+    // destination but pass through transit vertices only; backward, it may start at the source.
     if (degree(frontier_, out_) <= degree(level_, in_)) {
-      for (const VertexId v : frontier_) {
-        for (std::uint32_t k = out_.begin[v]; k < out_.begin[v + 1]; ++k) {
-          const VertexId u = out_.far[k];
-          if (forward(u) || (!transit_[u] && u != dst)) continue;  // seen, or a dead end
-          forward_stamp_[u] = search_;
-          forward_hops_[u] = forward_levels + 1;
-          met = met || backward(u);
-          if (transit_[u]) next_.push_back(u);
-        }
-      }
-      ++forward_levels;
-      frontier_.swap(next_);
+      grow(frontier_, out_, forward_stamp_, forward_hops_, forward_levels, backward_stamp_,
+           [&](VertexId u) { return transit_[u] || u == dst; });
     } else {
-      for (const VertexId v : level_) {
-        for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) {
-          const VertexId u = in_.far[k];
-          if (backward(u) || !forwards(u)) continue;
-          backward_stamp_[u] = search_;
-          backward_hops_[u] = backward_levels + 1;
-          met = met || forward(u);
-          if (transit_[u]) next_.push_back(u);
-        }
-      }
-      ++backward_levels;
-      level_.swap(next_);
+      grow(level_, in_, backward_stamp_, backward_hops_, backward_levels, forward_stamp_, forwards);
     }
   }
   // The searches met as soon as a level reached a vertex the other side had seen, and levels
