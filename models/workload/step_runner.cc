@@ -214,13 +214,17 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
   const AllToAllKey key{&bytes.rows(), bytes.transposed(), algorithm, per_node};
   if (options_.network == NetworkModel::kFlow) {
     auto& plan = all_to_all_plans_[key];
-    if (!plan) plan = alltoallv_plan(cluster_, topology_, bytes, algorithm, per_node);
+    if (!plan) {
+      plan = alltoallv_plan(cluster_, topology_, bytes, algorithm, per_node);
+      ++all_to_all_plans_made_;
+    }
     collectives_.push_back(make_alltoallv(sim_, network_, cluster_, topology_, plan, per_node));
   } else {
     auto [at, made] = all_to_all_times_.try_emplace(key, 0);
     if (made) {
       at->second =
           alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node);
+      ++all_to_all_plans_made_;
     }
     collectives_.push_back(std::make_unique<AnalyticCollective>(sim_, ranks(), at->second));
   }

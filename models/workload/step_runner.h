@@ -113,10 +113,8 @@ class StepRunner {
   // The matrix must stay as it is while the runner lives: its plan (or analytic time) is made
   // once and serves every all-to-all of the same matrix, orientation, algorithm and `per_node`.
   Collective* all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node = false);
-  // Plans (flow mode) or analytic times all_to_all() has made.
-  std::size_t all_to_all_plans() const {
-    return all_to_all_plans_.size() + all_to_all_times_.size();
-  }
+  // Plans (flow mode) or analytic times all_to_all() has worked out.
+  std::size_t all_to_all_plans() const { return all_to_all_plans_made_; }
   // Ring all-reduce among some GPUs (one per node), e.g. the replicas of a shard.
   Collective* group_all_reduce(const std::vector<VertexId>& ring, double bytes);
 
@@ -198,6 +196,7 @@ class StepRunner {
   using AllToAllKey = std::tuple<const void*, bool, Algorithm, bool>;
   std::map<AllToAllKey, std::shared_ptr<const CollectivePlan>> all_to_all_plans_;
   std::map<AllToAllKey, Time> all_to_all_times_;
+  std::size_t all_to_all_plans_made_ = 0;
   std::shared_ptr<StepTrace> trace_;
   StreamId copy_stream_ = kNoStream, compute_stream_, comm_stream_;
   CategoryId input_category_ = 0, compute_category_, comm_category_, sync_category_;
