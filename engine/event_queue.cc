@@ -58,6 +58,25 @@ bool DaryHeapEventQueue<Arity>::reschedule(EventHandle handle, Time time) {
 }
 
 template <int Arity>
+void DaryHeapEventQueue<Arity>::reschedule_all(std::span<const Move> moves) {
+  // One by one, k moves cost about k log n sifts; re-heaping costs about n (Floyd's bottom-up
+  // construction), so it pays once k is a sizeable share of n. Either way every event gets the
+  // key reschedule() would give it, and keys decide the order of pops, not the heap's layout.
+  if (moves.size() * 8 < heap_.size()) {
+    for (const auto& [handle, time] : moves) reschedule(handle, time);
+    return;
+  }
+  for (const auto& [handle, time] : moves) {
+    if (!pending(handle)) continue;
+    Entry& entry = heap_[heap_index_[handle.slot]];
+    entry.time = time;
+    entry.sequence = next_sequence_++;
+  }
+  if (heap_.size() < 2) return;
+  for (std::size_t parent = (heap_.size() - 2) / Arity + 1; parent-- > 0;) sift_down(parent);
+}
+
+template <int Arity>
 Time DaryHeapEventQueue<Arity>::top_time() const {
   TRAINSIM_ASSERT(!heap_.empty(), "top_time on an empty event queue");
   return heap_.front().time;

@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/huge_page_allocator.h"
@@ -47,6 +49,13 @@ class EventQueue {
   // Moves a pending event to `time`. It gets a fresh sequence number, i.e. it orders after events
   // already scheduled at the same time. Returns false if the event is no longer pending.
   virtual bool reschedule(EventHandle handle, Time time) = 0;
+  // The same as reschedule(handle, time) for each pair in order (the sequence numbers are given
+  // in that order, so events pop exactly as after those calls); events no longer pending are
+  // skipped. A heap moving a large share of its events re-heaps them at once.
+  using Move = std::pair<EventHandle, Time>;
+  virtual void reschedule_all(std::span<const Move> moves) {
+    for (const auto& [handle, time] : moves) reschedule(handle, time);
+  }
   virtual bool pending(EventHandle handle) const = 0;
   // Time of a pending event; kTimeMax if it is not pending.
   virtual Time time_of(EventHandle handle) const = 0;
@@ -71,6 +80,7 @@ class DaryHeapEventQueue final : public EventQueue {
   EventHandle push(Time time, EventCallback callback) override;
   bool cancel(EventHandle handle) override;
   bool reschedule(EventHandle handle, Time time) override;
+  void reschedule_all(std::span<const Move> moves) override;
   bool pending(EventHandle handle) const override;
   Time time_of(EventHandle handle) const override;
   bool empty() const override { return heap_.empty(); }

@@ -94,6 +94,24 @@ TEST_P(EventQueueTest, RescheduledEventOrdersAfterExistingEqualTimes) {
   EXPECT_EQ(fired_, (std::vector<int>{2, 3, 1}));
 }
 
+TEST_P(EventQueueTest, RescheduleAllMovesAsOneByOneInOrder) {
+  // Four events at 10..40 and one already popped. Moving 4 -> 5, 2 -> 25, 1 -> 25, the popped
+  // one -> 1 (skipped) and 3 -> 5 gives sequence numbers in that order: 4 before 3 at 5, and 2
+  // before 1 at 25.
+  const EventHandle gone = push(1, 0);
+  const EventHandle a = push(10, 1);
+  const EventHandle b = push(20, 2);
+  const EventHandle c = push(30, 3);
+  const EventHandle d = push(40, 4);
+  EventCallback cb;
+  EXPECT_EQ(queue_->pop(cb), 1);
+  const std::vector<EventQueue::Move> moves = {{d, 5}, {b, 25}, {a, 25}, {gone, 1}, {c, 5}};
+  queue_->reschedule_all(moves);
+  EXPECT_EQ(queue_->size(), 4u);
+  EXPECT_EQ(drain(), (std::vector<Time>{5, 5, 25, 25}));
+  EXPECT_EQ(fired_, (std::vector<int>{4, 3, 2, 1}));
+}
+
 TEST_P(EventQueueTest, MatchesReferenceUnderRandomOperations) {
   // Reference: map from (time, sequence) to tag, with our own sequence counter mirroring the
   // queue's rule (push and reschedule take the next sequence number). Times drawn from 1,000
@@ -117,6 +135,21 @@ TEST_P(EventQueueTest, MatchesReferenceUnderRandomOperations) {
       ASSERT_TRUE(queue_->cancel(it->second.first));
       reference.erase(it->second.second);
       live.erase(it);
+    } else if (kind < 9 && rng() % 16 == 0) {
+      // Many at once: a few, or a run of up to all live events and two more (both ways a heap
+      // moves them; past the end the run wraps, so an event moves twice and the later wins).
+      const std::size_t count = rng() % 2 == 0 ? rng() % 4 : rng() % (live.size() + 3);
+      std::vector<EventQueue::Move> moves;
+      auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+      for (std::size_t m = 0; m < count; ++m, ++it) {
+        if (it == live.end()) it = live.begin();
+        const Time t = static_cast<Time>(rng() % times);
+        moves.emplace_back(it->second.first, t);
+        reference.erase(it->second.second);
+        it->second.second = {t, sequence};
+        reference[{t, sequence++}] = it->first;
+      }
+      queue_->reschedule_all(moves);
     } else if (kind < 9) {
       auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
       const Time t = static_cast<Time>(rng() % times);

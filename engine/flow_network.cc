@@ -87,6 +87,7 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
 void FlowNetwork::activate(FlowId id) {
   FlowState& f = flows_[id];
   f.last_update = sim_.now();
+  compact_valid_ = false;  // the compact copy lacks this flow
   if (flow_observer_) flow_observer_(f.route, f.remaining_bytes, true);
   const auto route = router_->links(f.route);
   f.hops.resize(route.size());
@@ -135,6 +136,10 @@ void FlowNetwork::transmitted(FlowId id) {
   f.completion_scheduled = false;
   if (!f.hops.empty()) {
     if (flow_observer_) flow_observer_(f.route, 0.0, false);
+    if (compact_valid_) {
+      flow_dead_[f.local] = 1;
+      dead_locals_.push_back(f.local);
+    }
     for (std::size_t i = 0; i < f.hops.size(); ++i) {
       const LinkId l = f.hops[i].link;
       LinkState& link = links_[l];
@@ -232,18 +237,42 @@ void FlowNetwork::solve() {
   // not interact, and a flow whose rate stays is left alone), so when the last search found
   // nearly every active flow in the component, the next few solves skip it.
   constexpr int kSearchEvery = 8;
+  // The compact copy of the last solve serves again when that solve took every active flow and
+  // flows have only finished since (few enough that skipping them costs less than a new copy):
+  // the flows it still lists are then every active flow, in the same order. A search then walks
+  // its arrays rather than the links' and flows' records.
+  const bool compact_usable = compact_valid_ && dead_locals_.size() * 4 < component_flows_.size();
+  bool reuse = false;
   if (last_solve_took_most_ && ++solves_without_search_ < kSearchEvery) {
-    take_all_active();
+    reuse = compact_usable;
+    if (!reuse) take_all_active();
   } else {
-    collect_component();
     solves_without_search_ = 0;
-    last_solve_took_most_ = 10 * component_flows_.size() > 9 * active_flows_.size();
+    reuse = compact_usable && compact_is_one_component();
+    if (!reuse) collect_component();
+    last_solve_took_most_ = reuse || 10 * component_flows_.size() > 9 * active_flows_.size();
   }
-  if (component_flows_.empty()) return;  // everything on the dirty links finished meanwhile
+  if (reuse) {
+    ++counters_.compact_reuses;
+    for (const LinkId l : dirty_links_) links_[l].dirty = false;
+    dirty_links_.clear();
+  }
+  // Everything on the dirty links finished meanwhile.
+  if (component_flows_.size() == (reuse ? dead_locals_.size() : 0)) return;
   ++counters_.solves;
   const Time now = sim_.now();
+  if (!reuse) {
+    build_compact();
+    compact_valid_ = component_flows_.size() == active_flows_.size();
+    dead_locals_.clear();
+    flow_dead_.assign(component_flows_.size(), 0);
+  }
   fill_component();
+  // Completion events move together (the queue re-heaps at once when many move), in the order
+  // one by one would move them: a flow without an event gets its new one in that order too.
+  moves_.clear();
   for (std::size_t i = 0; i < component_flows_.size(); ++i) {
+    if (flow_dead_[i]) continue;
     const FlowId id = component_flows_[i];
     FlowState& f = flows_[id];
     const double rate = flow_rate_[i];
@@ -255,10 +284,18 @@ void FlowNetwork::solve() {
     f.last_update = now;
     f.rate = rate;
     ++counters_.flows_rerated;
-    schedule_completion(id, time_after(now, transfer_time(f.remaining_bytes, f.rate)));
+    const Time at = time_after(now, transfer_time(f.remaining_bytes, f.rate));
+    if (f.completion_scheduled) {
+      moves_.emplace_back(f.completion, at);
+    } else {
+      sim_.reschedule_all(moves_);
+      moves_.clear();
+      schedule_completion(id, at);
+    }
   }
+  sim_.reschedule_all(moves_);
   // The component's links carry its flows alone: their allocations, summed afresh (on the
-  // solver's compact copy: link -> flows, local rates).
+  // solver's compact copy: link -> flows, local rates; a finished flow's rate there is 0).
   for (std::size_t j = 0; j < component_links_.size(); ++j) {
     double allocated = 0.0;
     for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
@@ -282,6 +319,41 @@ void FlowNetwork::take_all_active() {
     }
   }
   component_links_ = active_links_;
+}
+
+bool FlowNetwork::compact_is_one_component() {
+  const std::size_t nf = component_flows_.size();
+  const std::size_t nl = component_links_.size();
+  search_flow_mark_.assign(nf, 0);
+  search_link_mark_.assign(nl, 0);
+  link_stack_.clear();  // local link indices here
+  for (const LinkId l : dirty_links_) {
+    const std::uint32_t j = local_of_link_[l];
+    TRAINSIM_ASSERT(j < nl && component_links_[j] == l, "a dirty link outside the compact copy");
+    if (!search_link_mark_[j]) {
+      search_link_mark_[j] = 1;
+      link_stack_.push_back(j);
+    }
+  }
+  std::size_t reached = 0;
+  while (!link_stack_.empty()) {
+    const std::uint32_t j = link_stack_.back();
+    link_stack_.pop_back();
+    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
+      const std::uint32_t i = link_flows_[k];
+      if (flow_dead_[i] || search_flow_mark_[i]) continue;
+      search_flow_mark_[i] = 1;
+      ++reached;
+      for (std::uint32_t m = flow_first_[i]; m < flow_first_[i + 1]; ++m) {
+        const std::uint32_t other = flow_links_[m];
+        if (!search_link_mark_[other]) {
+          search_link_mark_[other] = 1;
+          link_stack_.push_back(other);
+        }
+      }
+    }
+  }
+  return reached == nf - dead_locals_.size();
 }
 
 void FlowNetwork::collect_component() {
@@ -328,7 +400,7 @@ void FlowNetwork::collect_component() {
   }
 }
 
-void FlowNetwork::fill_component() {
+void FlowNetwork::build_compact() {
   // A compact copy of the component, indexed locally: flow -> links from the routes, link ->
   // flows by transposing it (one entry per appearance), so the filling runs in cache.
   const std::size_t nf = component_flows_.size();
@@ -340,11 +412,10 @@ void FlowNetwork::fill_component() {
   flow_first_.resize(nf + 1);
   flow_links_.clear();
   flow_cap_.resize(nf);
-  flow_rate_.assign(nf, 0.0);
-  flow_fixed_.assign(nf, 0);
   link_first_.assign(nl + 1, 0);
   for (std::size_t i = 0; i < nf; ++i) {
-    const FlowState& f = flows_[component_flows_[i]];
+    FlowState& f = flows_[component_flows_[i]];
+    f.local = static_cast<std::uint32_t>(i);
     flow_first_[i] = static_cast<std::uint32_t>(flow_links_.size());
     flow_cap_[i] = f.rate_cap;
     for (const Hop& hop : f.hops) {
@@ -363,11 +434,25 @@ void FlowNetwork::fill_component() {
       link_flows_[link_unfixed_[flow_links_[k]]++] = static_cast<std::uint32_t>(i);
     }
   }
+}
+
+void FlowNetwork::fill_component() {
+  // On the compact copy; flows that finished since it was made are fixed at 0 from the start.
+  const std::size_t nf = component_flows_.size();
+  const std::size_t nl = component_links_.size();
+  flow_rate_.assign(nf, 0.0);
+  flow_fixed_.assign(flow_dead_.begin(), flow_dead_.end());
   link_remaining_.resize(nl);
+  link_count_.resize(nl);
   for (std::size_t j = 0; j < nl; ++j) {
     link_remaining_[j] = links_[component_links_[j]].capacity;
-    link_unfixed_[j] = link_first_[j + 1] - link_first_[j];
+    link_count_[j] = link_first_[j + 1] - link_first_[j];
   }
+  for (const std::uint32_t i : dead_locals_) {
+    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k)
+      --link_count_[flow_links_[k]];
+  }
+  link_unfixed_.assign(link_count_.begin(), link_count_.end());
 
   auto fair_share = [&](std::uint32_t j) {
     return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
@@ -388,11 +473,12 @@ void FlowNetwork::fill_component() {
   auto& caps = cap_heap_;
   caps.clear();
   for (std::uint32_t i = 0; i < nf; ++i) {
+    if (flow_fixed_[i]) continue;  // finished
     double rate = flow_cap_[i];
     bool alone = true;
     for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
       const std::uint32_t j = flow_links_[k];
-      if (link_first_[j + 1] - link_first_[j] != 1) {
+      if (link_count_[j] != 1) {
         alone = false;
         break;
       }
@@ -412,12 +498,16 @@ void FlowNetwork::fill_component() {
   if (!caps.empty()) {
     flow_lower_.resize(nf);
     link_lower_sum_.assign(nl, 0.0);
+    link_even_share_.resize(nl);
+    for (std::size_t j = 0; j < nl; ++j) {
+      link_even_share_[j] =
+          links_[component_links_[j]].capacity / static_cast<double>(std::max(link_count_[j], 1u));
+    }
     for (std::uint32_t i = 0; i < nf; ++i) {
+      if (flow_dead_[i]) continue;
       double lower = flow_cap_[i];
       for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
-        const std::uint32_t j = flow_links_[k];
-        lower = std::min(lower, links_[component_links_[j]].capacity /
-                                    static_cast<double>(link_first_[j + 1] - link_first_[j]));
+        lower = std::min(lower, link_even_share_[flow_links_[k]]);
       }
       flow_lower_[i] = lower;
       for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {

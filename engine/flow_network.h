@@ -19,10 +19,13 @@
 // held nearly every active flow, the search is skipped and every active flow re-solved: flows
 // outside the component get the rates they have and are left alone (every eighth solve searches
 // again, to notice when the traffic splits). A flow whose rate changes
-// has its remaining bytes brought up to date and its completion event moved in place. The filling
-// runs on a compact copy of the component (flow -> links and link -> flows), and a flow's rate
-// cap enters it only when it may bind (when it is below the flow's upper bound from the other
-// flows' guaranteed shares).
+// has its remaining bytes brought up to date and its completion event moved (all of a solve's
+// moves at once: the event queue re-heaps when they are many). The filling runs on a compact copy
+// of the component (flow -> links and link -> flows), and a flow's rate cap enters it only when it
+// may bind (when it is below the flow's upper bound from the other flows' guaranteed shares).
+// When that copy held every active flow and flows have only finished since (fewer than a quarter
+// of it), the next solve fills the same copy with the finished flows left out instead of making
+// a new one: the flows keep their order, so the rates are the same to the last bit.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +50,7 @@ struct FlowNetworkCounters {
   std::uint64_t solves = 0;
   std::uint64_t flows_rerated = 0;     // rate changes applied by solves
   std::uint64_t max_active_flows = 0;  // most flows sharing bandwidth at one time
+  std::uint64_t compact_reuses = 0;    // solves on the last solve's compact copy (flows only left)
 };
 
 class FlowNetwork {
@@ -132,6 +136,7 @@ class FlowNetwork {
     std::uint64_t component_mark = 0;
     RouteId route = 0;
     std::uint32_t active_index = 0;  // in active_flows_ while it takes bandwidth
+    std::uint32_t local = 0;         // its index in the solver's compact copy
     bool in_use = false;
     bool completion_scheduled = false;            // `completion` is its transmission event
     boost::container::small_vector<Hop, 7> hops;  // empty until it takes bandwidth
@@ -159,6 +164,9 @@ class FlowNetwork {
   void solve();
   void collect_component();
   void take_all_active();
+  // Whether the flows the dirty links reach are every live flow of the compact copy.
+  bool compact_is_one_component();
+  void build_compact();
   void fill_component();
 
   Simulation& sim_;
@@ -190,11 +198,21 @@ class FlowNetwork {
   BigVector<std::uint32_t> link_first_, link_flows_;
   BigVector<double> flow_cap_, flow_rate_;
   BigVector<char> flow_fixed_;
+  // The compact copy holds every active flow (none started since it was made); those finished
+  // since are marked dead, by local index.
+  bool compact_valid_ = false;
+  BigVector<char> flow_dead_;
+  std::vector<std::uint32_t> dead_locals_;
+  std::vector<std::uint32_t> link_count_;  // flows on each link, dead ones left out
+  std::vector<double> link_even_share_;    // capacity / link_count_
+  BigVector<char> search_flow_mark_;
+  std::vector<char> search_link_mark_;
   std::vector<double> link_remaining_;
   std::vector<double> flow_lower_, link_lower_sum_;
   std::vector<std::uint32_t> link_unfixed_;
   std::vector<std::pair<double, std::uint32_t>> share_heap_;
   std::vector<std::pair<double, std::uint32_t>> cap_heap_;
+  std::vector<EventQueue::Move> moves_;
   FlowNetworkCounters counters_;
   LinkObserver link_observer_;
   FlowObserver flow_observer_;

@@ -278,6 +278,33 @@ TEST(FlowNetworkTest, CompletionMovesEarlierWhenAnotherFlowFinishes) {
   EXPECT_EQ(big_done, 40 * kMillisecond);
 }
 
+TEST(FlowNetworkTest, FlowsFinishingOneByOneFreeTheirShareToTheRest) {
+  // Five flows of 10..50 GB on one 50 GB/s link, the 50 GB one capped at 12 GB/s. Until 1 s all
+  // get 10 (the cap does not bind). Then 10, 20, 30, 40 GB are left: the capped flow gets 12, the
+  // others (50 - 12) / 3 = 38/3, so the 10 GB flow ends at 1 + 30/38 = 34/19 s; then two flows at
+  // (50 - 12) / 2 = 19 with 10 and 20 GB left: the first ends 10/19 s later (44/19 s); the last
+  // uncapped one, 10 GB left, gets 38: 10/38 s later (49/19 s). The capped flow runs at 12 from
+  // 1 s on with 40 GB left: done at 1 + 40/12 = 13/3 s. The solve at 1 s reuses the first
+  // solve's compact copy (one flow of five gone); the later ones, with two or more gone, make a
+  // new one.
+  Chain chain({50 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  std::vector<double> done(5, -1);
+  for (int i = 0; i < 5; ++i) {
+    net.start(
+        chain.v[0], chain.v[1], (i + 1) * 10 * kGBps, [&, i] { done[i] = to_seconds(sim.now()); },
+        {}, i == 4 ? 12 * kGBps : FlowNetwork::kUncapped);
+  }
+  sim.run();
+  EXPECT_NEAR(done[0], 1.0, 1e-9);
+  EXPECT_NEAR(done[1], 34.0 / 19.0, 1e-9);
+  EXPECT_NEAR(done[2], 44.0 / 19.0, 1e-9);
+  EXPECT_NEAR(done[3], 49.0 / 19.0, 1e-9);
+  EXPECT_NEAR(done[4], 13.0 / 3.0, 1e-9);
+  EXPECT_EQ(net.counters().compact_reuses, 1u);
+}
+
 TEST(FlowNetworkTest, CompletionMovesLaterWhenAFlowJoins) {
   // 2 GB alone at 100 GB/s is due at 20 ms. At 10 ms a 1 GB flow joins: the first has 1 GB
   // left, both now get 50 GB/s and both finish 20 ms later, at 30 ms.

@@ -31,6 +31,12 @@ bool Simulation::reschedule(EventHandle handle, Time time) {
   return queue_->reschedule(handle, time);
 }
 
+void Simulation::reschedule_all(std::span<const EventQueue::Move> moves) {
+  for (const auto& move : moves)
+    TRAINSIM_ASSERT(move.second >= now_, "event rescheduled into the past");
+  queue_->reschedule_all(moves);
+}
+
 bool Simulation::step() {
   EventCallback callback;
   const Time time = queue_->pop(callback);

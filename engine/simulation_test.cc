@@ -88,7 +88,6 @@ TEST(SimulationTest, RandomStreamsDependOnlyOnSeedAndStreamId) {
   EXPECT_NE(other_seed.rng(1)(), a1);
 }
 
-
 TEST(SimulationTest, TimesTheClockCannotHoldAreRangeErrors) {
   // The clock counts picoseconds in an int64: 9.2e6 s (106 days) at most. Negative, NaN or
   // larger durations are refused as bad input, naming what they measure when told.
