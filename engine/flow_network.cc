@@ -268,18 +268,27 @@ void FlowNetwork::solve() {
     flow_dead_.assign(component_flows_.size(), 0);
   }
   fill_component();
+  // On a reused copy, only the links of flows that finished or changed rate since the last solve
+  // need their allocations summed again: the others' flows and rates are those of that sum.
+  touched_links_.clear();
+  if (reuse) {
+    for (std::size_t d = dead_seen_; d < dead_locals_.size(); ++d) touch_links_of(dead_locals_[d]);
+  }
+  dead_seen_ = dead_locals_.size();
   // Completion events move together (the queue re-heaps at once when many move), in the order
   // one by one would move them: a flow without an event gets its new one in that order too.
   moves_.clear();
   for (std::size_t i = 0; i < component_flows_.size(); ++i) {
     if (flow_dead_[i]) continue;
-    const FlowId id = component_flows_[i];
-    FlowState& f = flows_[id];
     const double rate = flow_rate_[i];
     TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
     // A flow whose rate stays keeps its completion event; its bytes are brought up to date only
     // when its rate changes.
-    if (rate == f.rate && f.completion_scheduled) continue;
+    if (rate == compact_rate_[i]) continue;
+    compact_rate_[i] = rate;
+    if (reuse) touch_links_of(static_cast<std::uint32_t>(i));
+    const FlowId id = component_flows_[i];
+    FlowState& f = flows_[id];
     f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
     f.last_update = now;
     f.rate = rate;
@@ -295,8 +304,13 @@ void FlowNetwork::solve() {
   }
   sim_.reschedule_all(moves_);
   // The component's links carry its flows alone: their allocations, summed afresh (on the
-  // solver's compact copy: link -> flows, local rates; a finished flow's rate there is 0).
-  for (std::size_t j = 0; j < component_links_.size(); ++j) {
+  // solver's compact copy: link -> flows, local rates; a finished flow's rate there is 0), in
+  // link order (as a link observer sees them).
+  if (reuse) std::sort(touched_links_.begin(), touched_links_.end());
+  const std::size_t summed = reuse ? touched_links_.size() : component_links_.size();
+  for (std::size_t t = 0; t < summed; ++t) {
+    const std::uint32_t j = reuse ? touched_links_[t] : static_cast<std::uint32_t>(t);
+    link_touched_[j] = 0;
     double allocated = 0.0;
     for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
       allocated += flow_rate_[link_flows_[k]];
@@ -304,6 +318,16 @@ void FlowNetwork::solve() {
     if (links_[component_links_[j]].allocated != allocated) {
       links_[component_links_[j]].allocated = allocated;
       allocated_changed(component_links_[j]);
+    }
+  }
+}
+
+void FlowNetwork::touch_links_of(std::uint32_t local_flow) {
+  for (std::uint32_t k = flow_first_[local_flow]; k < flow_first_[local_flow + 1]; ++k) {
+    const std::uint32_t j = flow_links_[k];
+    if (!link_touched_[j]) {
+      link_touched_[j] = 1;
+      touched_links_.push_back(j);
     }
   }
 }
@@ -412,12 +436,15 @@ void FlowNetwork::build_compact() {
   flow_first_.resize(nf + 1);
   flow_links_.clear();
   flow_cap_.resize(nf);
+  compact_rate_.resize(nf);
+  link_touched_.assign(nl, 0);
   link_first_.assign(nl + 1, 0);
   for (std::size_t i = 0; i < nf; ++i) {
     FlowState& f = flows_[component_flows_[i]];
     f.local = static_cast<std::uint32_t>(i);
     flow_first_[i] = static_cast<std::uint32_t>(flow_links_.size());
     flow_cap_[i] = f.rate_cap;
+    compact_rate_[i] = f.completion_scheduled ? f.rate : -1.0;  // a flow without one gets one
     for (const Hop& hop : f.hops) {
       const std::uint32_t j = local_of_link_[hop.link];
       flow_links_.push_back(j);

@@ -164,6 +164,7 @@ class FlowNetwork {
   void solve();
   void collect_component();
   void take_all_active();
+  void touch_links_of(std::uint32_t local_flow);
   // Whether the flows the dirty links reach are every live flow of the compact copy.
   bool compact_is_one_component();
   void build_compact();
@@ -205,6 +206,10 @@ class FlowNetwork {
   std::vector<std::uint32_t> dead_locals_;
   std::vector<std::uint32_t> link_count_;  // flows on each link, dead ones left out
   std::vector<double> link_even_share_;    // capacity / link_count_
+  BigVector<double> compact_rate_;  // each flow's rate as of the last solve (-1: no event yet)
+  std::vector<char> link_touched_;
+  std::vector<std::uint32_t> touched_links_;  // by a finished or re-rated flow, this solve
+  std::size_t dead_seen_ = 0;                 // dead_locals_ as of the last solve
   BigVector<char> search_flow_mark_;
   std::vector<char> search_link_mark_;
   std::vector<double> link_remaining_;
