@@ -470,9 +470,10 @@ void FlowNetwork::fill_component() {
   flow_rate_.assign(nf, 0.0);
   flow_fixed_.assign(flow_dead_.begin(), flow_dead_.end());
   link_remaining_.resize(nl);
+  link_capacity_.resize(nl);
   link_count_.resize(nl);
   for (std::size_t j = 0; j < nl; ++j) {
-    link_remaining_[j] = links_[component_links_[j]].capacity;
+    link_capacity_[j] = link_remaining_[j] = links_[component_links_[j]].capacity;
     link_count_[j] = link_first_[j + 1] - link_first_[j];
   }
   for (const std::uint32_t i : dead_locals_) {
@@ -527,8 +528,7 @@ void FlowNetwork::fill_component() {
     link_lower_sum_.assign(nl, 0.0);
     link_even_share_.resize(nl);
     for (std::size_t j = 0; j < nl; ++j) {
-      link_even_share_[j] =
-          links_[component_links_[j]].capacity / static_cast<double>(std::max(link_count_[j], 1u));
+      link_even_share_[j] = link_capacity_[j] / static_cast<double>(std::max(link_count_[j], 1u));
     }
     for (std::uint32_t i = 0; i < nf; ++i) {
       if (flow_dead_[i]) continue;
@@ -546,7 +546,7 @@ void FlowNetwork::fill_component() {
       double upper = kUncapped, largest = 0.0;
       for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
         const std::uint32_t j = flow_links_[k];
-        const double capacity = links_[component_links_[j]].capacity;
+        const double capacity = link_capacity_[j];
         upper = std::min(upper, capacity - link_lower_sum_[j] + flow_lower_[i]);
         largest = std::max(largest, capacity);
       }

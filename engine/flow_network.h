@@ -212,7 +212,7 @@ class FlowNetwork {
   std::size_t dead_seen_ = 0;                 // dead_locals_ as of the last solve
   BigVector<char> search_flow_mark_;
   std::vector<char> search_link_mark_;
-  std::vector<double> link_remaining_;
+  std::vector<double> link_remaining_, link_capacity_;
   std::vector<double> flow_lower_, link_lower_sum_;
   std::vector<std::uint32_t> link_unfixed_;
   std::vector<std::pair<double, std::uint32_t>> share_heap_;
