@@ -257,8 +257,8 @@ void FlowNetwork::solve() {
     for (const LinkId l : dirty_links_) links_[l].dirty = false;
     dirty_links_.clear();
   }
-  // Everything on the dirty links finished meanwhile.
-  if (component_flows_.size() == (reuse ? dead_locals_.size() : 0)) return;
+  // Everything on the dirty links finished meanwhile (a reused copy has live flows).
+  if (component_flows_.empty()) return;
   ++counters_.solves;
   const Time now = sim_.now();
   if (!reuse) {
@@ -477,8 +477,9 @@ void FlowNetwork::fill_component() {
     link_count_[j] = link_first_[j + 1] - link_first_[j];
   }
   for (const std::uint32_t i : dead_locals_) {
-    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k)
+    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
       --link_count_[flow_links_[k]];
+    }
   }
   link_unfixed_.assign(link_count_.begin(), link_count_.end());
 
