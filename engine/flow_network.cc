@@ -439,8 +439,10 @@ void FlowNetwork::build_compact() {
   compact_rate_.resize(nf);
   link_touched_.assign(nl, 0);
   link_first_.assign(nl + 1, 0);
+  compact_capped_ = 0;
   for (std::size_t i = 0; i < nf; ++i) {
     FlowState& f = flows_[component_flows_[i]];
+    if (f.rate_cap != kUncapped) ++compact_capped_;
     f.local = static_cast<std::uint32_t>(i);
     flow_first_[i] = static_cast<std::uint32_t>(flow_links_.size());
     flow_cap_[i] = f.rate_cap;
@@ -495,6 +497,21 @@ void FlowNetwork::fill_component() {
       --link_unfixed_[flow_links_[k]];
     }
   };
+  // Only caps that may bind go on the heap. Every flow gets at least
+  //   lower_f = min(cap_f, min over its links of C_l / n_l)
+  // (the filling level at which a link saturates is at least C_l / n_l), so on every link it
+  // crosses it gets at most upper_f = C_l - (sum of the others' lower bounds). A cap at or above
+  // upper_f never binds: leaving it out changes nothing (not even the order of the fixing). The
+  // bounds are summed in the same pass as the fast path below, when the copy has capped flows.
+  const bool bounds = compact_capped_ > 0;
+  if (bounds) {
+    flow_lower_.resize(nf);
+    link_lower_sum_.assign(nl, 0.0);
+    link_even_share_.resize(nl);
+    for (std::size_t j = 0; j < nl; ++j) {
+      link_even_share_[j] = link_capacity_[j] / static_cast<double>(std::max(link_count_[j], 1u));
+    }
+  }
   // Fast path: a flow alone on every link of its route gets the smallest capacity on it (or its
   // cap). Such flows are common (ring steps, point-to-point traffic) and need no heap.
   using Entry = std::pair<double, std::uint32_t>;
@@ -504,14 +521,22 @@ void FlowNetwork::fill_component() {
   for (std::uint32_t i = 0; i < nf; ++i) {
     if (flow_fixed_[i]) continue;  // finished
     double rate = flow_cap_[i];
+    double lower = flow_cap_[i];
     bool alone = true;
     for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
       const std::uint32_t j = flow_links_[k];
       if (link_count_[j] != 1) {
         alone = false;
-        break;
+        if (!bounds) break;
       }
       rate = std::min(rate, link_remaining_[j]);
+      if (bounds) lower = std::min(lower, link_even_share_[j]);
+    }
+    if (bounds) {
+      flow_lower_[i] = lower;
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        link_lower_sum_[flow_links_[k]] += lower;
+      }
     }
     if (alone) {
       fix(i, rate);
@@ -519,29 +544,7 @@ void FlowNetwork::fill_component() {
       caps.emplace_back(flow_cap_[i], i);
     }
   }
-  // Only caps that may bind go on the heap. Every flow gets at least
-  //   lower_f = min(cap_f, min over its links of C_l / n_l)
-  // (the filling level at which a link saturates is at least C_l / n_l), so on every link it
-  // crosses it gets at most upper_f = C_l - (sum of the others' lower bounds). A cap at or above
-  // upper_f never binds: leaving it out changes nothing (not even the order of the fixing).
   if (!caps.empty()) {
-    flow_lower_.resize(nf);
-    link_lower_sum_.assign(nl, 0.0);
-    link_even_share_.resize(nl);
-    for (std::size_t j = 0; j < nl; ++j) {
-      link_even_share_[j] = link_capacity_[j] / static_cast<double>(std::max(link_count_[j], 1u));
-    }
-    for (std::uint32_t i = 0; i < nf; ++i) {
-      if (flow_dead_[i]) continue;
-      double lower = flow_cap_[i];
-      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
-        lower = std::min(lower, link_even_share_[flow_links_[k]]);
-      }
-      flow_lower_[i] = lower;
-      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
-        link_lower_sum_[flow_links_[k]] += lower;
-      }
-    }
     std::erase_if(caps, [&](const Entry& e) {
       const std::uint32_t i = e.second;
       double upper = kUncapped, largest = 0.0;

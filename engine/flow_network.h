@@ -205,6 +205,7 @@ class FlowNetwork {
   BigVector<char> flow_dead_;
   std::vector<std::uint32_t> dead_locals_;
   std::vector<std::uint32_t> link_count_;  // flows on each link, dead ones left out
+  std::size_t compact_capped_ = 0;         // flows with a rate cap in the copy
   std::vector<double> link_even_share_;    // capacity / link_count_
   BigVector<double> compact_rate_;  // each flow's rate as of the last solve (-1: no event yet)
   std::vector<char> link_touched_;
