@@ -32,8 +32,9 @@ bool Simulation::reschedule(EventHandle handle, Time time) {
 }
 
 void Simulation::reschedule_all(std::span<const EventQueue::Move> moves) {
-  for (const auto& move : moves)
+  for (const auto& move : moves) {
     TRAINSIM_ASSERT(move.second >= now_, "event rescheduled into the past");
+  }
   queue_->reschedule_all(moves);
 }
 
