@@ -13,11 +13,25 @@ template <int Arity>
 EventHandle DaryHeapEventQueue<Arity>::push(Time time, EventCallback callback) {
   const std::uint32_t slot = take_slot(slots_, free_slots_);
   if (slot == heap_index_.size()) heap_index_.push_back(EventHandle::kInvalidSlot);
-  slots_[slot].callback = std::move(callback);
-  heap_.push_back(Entry{time, next_sequence_++, slot});
-  heap_index_[slot] = static_cast<std::uint32_t>(heap_.size() - 1);
-  sift_up(heap_.size() - 1);
-  return EventHandle{slot, slots_[slot].generation};
+  Slot& s = slots_[slot];
+  s.callback = std::move(callback);
+  s.time = time;
+  s.sequence = next_sequence_++;
+  ++live_;
+  if (last_pushed_ != kNone && slots_[last_pushed_].time == time &&
+      slots_[last_pushed_].sequence + 1 == s.sequence) {
+    // Pending (released slots are forgotten), last of its run (an event that leaves a run takes
+    // a later sequence number) and just before this one in order: this one joins its run.
+    slots_[last_pushed_].next = slot;
+    s.prev = last_pushed_;
+    heap_index_[slot] = kInRun;
+  } else {
+    heap_.push_back(key_of(slot));
+    heap_index_[slot] = static_cast<std::uint32_t>(heap_.size() - 1);
+    sift_up(heap_.size() - 1);
+  }
+  last_pushed_ = slot;
+  return EventHandle{slot, s.generation};
 }
 
 template <int Arity>
@@ -28,15 +42,35 @@ bool DaryHeapEventQueue<Arity>::pending(EventHandle handle) const {
 
 template <int Arity>
 Time DaryHeapEventQueue<Arity>::time_of(EventHandle handle) const {
-  return pending(handle) ? heap_[heap_index_[handle.slot]].time : kTimeMax;
+  return pending(handle) ? slots_[handle.slot].time : kTimeMax;
+}
+
+template <int Arity>
+void DaryHeapEventQueue<Arity>::unlink(std::uint32_t slot) {
+  Slot& s = slots_[slot];
+  const std::uint32_t index = heap_index_[slot];
+  if (index == kInRun) {
+    slots_[s.prev].next = s.next;
+    if (s.next != kNone) slots_[s.next].prev = s.prev;
+  } else if (s.next != kNone) {
+    // The run's next event is next in order: it takes this one's heap place (with a later key,
+    // so it may go down).
+    slots_[s.next].prev = kNone;
+    place(index, key_of(s.next));
+    sift_down(index);
+  } else {
+    remove_at(index);
+  }
+  s.next = s.prev = kNone;
+  heap_index_[slot] = EventHandle::kInvalidSlot;
 }
 
 template <int Arity>
 bool DaryHeapEventQueue<Arity>::cancel(EventHandle handle) {
   if (!pending(handle)) return false;
-  const std::uint32_t index = heap_index_[handle.slot];
   slots_[handle.slot].callback = nullptr;
-  remove_at(index);
+  unlink(handle.slot);
+  --live_;
   release_slot(handle.slot);
   return true;
 }
@@ -44,16 +78,26 @@ bool DaryHeapEventQueue<Arity>::cancel(EventHandle handle) {
 template <int Arity>
 bool DaryHeapEventQueue<Arity>::reschedule(EventHandle handle, Time time) {
   if (!pending(handle)) return false;
-  const std::size_t index = heap_index_[handle.slot];
-  Entry& entry = heap_[index];
-  const Entry old = entry;
-  entry.time = time;
-  entry.sequence = next_sequence_++;
-  if (before(entry, old)) {
-    sift_up(index);
-  } else {
-    sift_down(index);
+  const std::uint32_t slot = handle.slot;
+  Slot& s = slots_[slot];
+  const std::uint32_t index = heap_index_[slot];
+  s.time = time;
+  s.sequence = next_sequence_++;
+  if (index != kInRun && s.next == kNone) {
+    // Alone in the heap: its entry moves.
+    const Entry old = heap_[index];
+    heap_[index] = key_of(slot);
+    if (before(heap_[index], old)) {
+      sift_up(index);
+    } else {
+      sift_down(index);
+    }
+    return true;
   }
+  unlink(slot);
+  heap_.push_back(key_of(slot));
+  heap_index_[slot] = static_cast<std::uint32_t>(heap_.size() - 1);
+  sift_up(heap_.size() - 1);
   return true;
 }
 
@@ -68,9 +112,19 @@ void DaryHeapEventQueue<Arity>::reschedule_all(std::span<const Move> moves) {
   }
   for (const auto& [handle, time] : moves) {
     if (!pending(handle)) continue;
-    Entry& entry = heap_[heap_index_[handle.slot]];
-    entry.time = time;
-    entry.sequence = next_sequence_++;
+    const std::uint32_t slot = handle.slot;
+    Slot& s = slots_[slot];
+    s.time = time;
+    s.sequence = next_sequence_++;
+    if (heap_index_[slot] != kInRun && s.next == kNone) {
+      heap_[heap_index_[slot]] = key_of(slot);
+    } else {
+      // Out of its run, into the heap (sifts on a heap whose keys are being rewritten do no
+      // harm: it is rebuilt below).
+      unlink(slot);
+      heap_.push_back(key_of(slot));
+      heap_index_[slot] = static_cast<std::uint32_t>(heap_.size() - 1);
+    }
   }
   if (heap_.size() < 2) return;
   for (std::size_t parent = (heap_.size() - 2) / Arity + 1; parent-- > 0;) sift_down(parent);
@@ -88,7 +142,8 @@ Time DaryHeapEventQueue<Arity>::pop(EventCallback& callback) {
   const Entry top = heap_.front();
   callback = std::move(slots_[top.slot].callback);
   slots_[top.slot].callback = nullptr;
-  remove_at(0);
+  unlink(top.slot);
+  --live_;
   release_slot(top.slot);
   return top.time;
 }
@@ -163,6 +218,7 @@ void DaryHeapEventQueue<Arity>::release_slot(std::uint32_t slot) {
   ++slots_[slot].generation;
   heap_index_[slot] = EventHandle::kInvalidSlot;
   free_slots_.push_back(slot);
+  if (slot == last_pushed_) last_pushed_ = kNone;
 }
 
 template class DaryHeapEventQueue<2>;

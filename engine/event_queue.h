@@ -5,6 +5,9 @@
 // Implementations and costs (n pending events):
 //   DaryHeapEventQueue<2>  binary heap   push/pop/cancel/reschedule O(log2 n)
 //   DaryHeapEventQueue<4>  4-ary heap    push/cancel O(log4 n), pop O(4 log4 n); shallower
+//                          Both heaps keep a run of events pushed one after another for one
+//                          time (a synchronous step's completions) as one heap entry: its later
+//                          events follow the first in a list and pop in O(Arity) each.
 //   TimeBucketEventQueue   FIFO buckets of events at one time, binary heap over the b buckets:
 //                          push/pop O(1) into a bucket of a recently used time, O(log b) for a
 //                          new bucket; cancel and reschedule O(1) plus lazy clean-up. Fastest
@@ -83,8 +86,8 @@ class DaryHeapEventQueue final : public EventQueue {
   void reschedule_all(std::span<const Move> moves) override;
   bool pending(EventHandle handle) const override;
   Time time_of(EventHandle handle) const override;
-  bool empty() const override { return heap_.empty(); }
-  std::size_t size() const override { return heap_.size(); }
+  bool empty() const override { return live_ == 0; }
+  std::size_t size() const override { return live_; }
   Time top_time() const override;
   Time pop(EventCallback& callback) override;
   std::string_view name() const override;
@@ -95,11 +98,20 @@ class DaryHeapEventQueue final : public EventQueue {
     std::uint64_t sequence;
     std::uint32_t slot;
   };
-  // Per slot, split into arrays so that heap moves touch only the small index array.
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  // Runs: an event pushed right after another (the next sequence number) for the same time
+  // follows it in order, so nothing pending can come between them. Only a run's first event is
+  // in the heap; when it pops (or leaves), the next takes its heap place. Per slot, apart from
+  // the heap, so that heap moves touch only the small index array.
   struct Slot {
     EventCallback callback;
+    Time time = 0;  // its key while pending
+    std::uint64_t sequence = 0;
     std::uint32_t generation = 0;
+    std::uint32_t next = kNone;  // in its run
+    std::uint32_t prev = kNone;
   };
+  static constexpr std::uint32_t kInRun = 0xfffffffeu;  // heap_index_ of a run's later events
 
   static bool before(const Entry& a, const Entry& b) {
     return a.time < b.time || (a.time == b.time && a.sequence < b.sequence);
@@ -109,12 +121,19 @@ class DaryHeapEventQueue final : public EventQueue {
   void sift_down(std::size_t index);
   void remove_at(std::size_t index);
   void release_slot(std::uint32_t slot);
+  // Takes a pending event out of the heap or its run (the run's next event takes its place).
+  void unlink(std::uint32_t slot);
+  Entry key_of(std::uint32_t slot) const {
+    return Entry{slots_[slot].time, slots_[slot].sequence, slot};
+  }
 
   BigVector<Entry> heap_;
   BigVector<Slot> slots_;
-  BigVector<std::uint32_t> heap_index_;  // by slot; kInvalidSlot when not pending
+  BigVector<std::uint32_t> heap_index_;  // by slot; kInRun; kInvalidSlot when not pending
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_sequence_ = 0;
+  std::uint32_t last_pushed_ = kNone;  // while pending: a push may join its run
+  std::size_t live_ = 0;
 };
 
 using BinaryHeapEventQueue = DaryHeapEventQueue<2>;

@@ -112,6 +112,25 @@ TEST_P(EventQueueTest, RescheduleAllMovesAsOneByOneInOrder) {
   EXPECT_EQ(fired_, (std::vector<int>{4, 3, 2, 1}));
 }
 
+TEST_P(EventQueueTest, EventsPushedTogetherStayInOrderWhenSomeLeave) {
+  // Five events pushed one after another for time 10 (the heaps keep them as one run), then
+  // one for time 7. The third is cancelled, the first moved to 10 again (after the others, as a
+  // new event would be), the fourth moved to 5; one more pushed for 10 comes after the first.
+  std::vector<EventHandle> run;
+  for (int i = 0; i < 5; ++i) run.push_back(push(10, i));
+  push(7, 5);
+  EXPECT_EQ(queue_->size(), 6u);
+  EXPECT_TRUE(queue_->cancel(run[2]));
+  EXPECT_TRUE(queue_->reschedule(run[0], 10));
+  EXPECT_TRUE(queue_->reschedule(run[3], 5));
+  push(10, 6);
+  EXPECT_EQ(queue_->time_of(run[4]), 10);
+  EXPECT_EQ(queue_->time_of(run[3]), 5);
+  EXPECT_EQ(queue_->size(), 6u);
+  EXPECT_EQ(drain(), (std::vector<Time>{5, 7, 10, 10, 10, 10}));
+  EXPECT_EQ(fired_, (std::vector<int>{3, 5, 1, 4, 0, 6}));
+}
+
 TEST_P(EventQueueTest, MatchesReferenceUnderRandomOperations) {
   // Reference: map from (time, sequence) to tag, with our own sequence counter mirroring the
   // queue's rule (push and reschedule take the next sequence number). Times drawn from 1,000
