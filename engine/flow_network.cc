@@ -261,6 +261,10 @@ void FlowNetwork::solve() {
   if (component_flows_.empty()) return;
   ++counters_.solves;
   const Time now = sim_.now();
+  if (!reuse && component_alone_) {
+    rate_lone_flows(now);
+    return;
+  }
   if (!reuse) {
     build_compact();
     compact_valid_ = component_flows_.size() == active_flows_.size();
@@ -287,20 +291,7 @@ void FlowNetwork::solve() {
     if (rate == compact_rate_[i]) continue;
     compact_rate_[i] = rate;
     if (reuse) touch_links_of(static_cast<std::uint32_t>(i));
-    const FlowId id = component_flows_[i];
-    FlowState& f = flows_[id];
-    f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
-    f.last_update = now;
-    f.rate = rate;
-    ++counters_.flows_rerated;
-    const Time at = time_after(now, transfer_time(f.remaining_bytes, f.rate));
-    if (f.completion_scheduled) {
-      moves_.emplace_back(f.completion, at);
-    } else {
-      sim_.reschedule_all(moves_);
-      moves_.clear();
-      schedule_completion(id, at);
-    }
+    rerate(component_flows_[i], rate, now);
   }
   sim_.reschedule_all(moves_);
   // The component's links carry its flows alone: their allocations, summed afresh (on the
@@ -318,6 +309,47 @@ void FlowNetwork::solve() {
     if (links_[component_links_[j]].allocated != allocated) {
       links_[component_links_[j]].allocated = allocated;
       allocated_changed(component_links_[j]);
+    }
+  }
+}
+
+void FlowNetwork::rerate(FlowId id, double rate, Time now) {
+  FlowState& f = flows_[id];
+  f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
+  f.last_update = now;
+  f.rate = rate;
+  ++counters_.flows_rerated;
+  const Time at = time_after(now, transfer_time(f.remaining_bytes, f.rate));
+  if (f.completion_scheduled) {
+    moves_.emplace_back(f.completion, at);
+  } else {
+    sim_.reschedule_all(moves_);
+    moves_.clear();
+    schedule_completion(id, at);
+  }
+}
+
+void FlowNetwork::rate_lone_flows(Time now) {
+  // Each flow has every link of its route to itself: max-min gives it the least capacity on
+  // its route (or its cap), as the filling's first pass would, with no copy to make.
+  compact_valid_ = false;
+  moves_.clear();
+  for (const FlowId id : component_flows_) {
+    const FlowState& f = flows_[id];
+    double rate = f.rate_cap;
+    for (const Hop& hop : f.hops) rate = std::min(rate, links_[hop.link].capacity);
+    TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
+    if (f.completion_scheduled && rate == f.rate) continue;
+    rerate(id, rate, now);
+  }
+  sim_.reschedule_all(moves_);
+  for (const LinkId l : component_links_) {
+    LinkState& link = links_[l];
+    // (A dirty link may have lost its flows since.)
+    const double allocated = link.flows.empty() ? 0.0 : flows_[link.flows.front()].rate;
+    if (link.allocated != allocated) {
+      link.allocated = allocated;
+      allocated_changed(l);
     }
   }
 }
@@ -343,6 +375,7 @@ void FlowNetwork::take_all_active() {
     }
   }
   component_links_ = active_links_;
+  component_alone_ = false;  // not known
 }
 
 bool FlowNetwork::compact_is_one_component() {
@@ -384,6 +417,7 @@ void FlowNetwork::collect_component() {
   component_flows_.clear();
   component_links_.clear();
   link_stack_.clear();
+  component_alone_ = true;
   for (const LinkId l : dirty_links_) {
     links_[l].dirty = false;
     if (links_[l].component_mark != epoch_) {
@@ -396,6 +430,7 @@ void FlowNetwork::collect_component() {
     const LinkId l = link_stack_.back();
     link_stack_.pop_back();
     component_links_.push_back(l);
+    if (links_[l].flows.size() > 1) component_alone_ = false;
     for (const FlowId id : links_[l].flows) {
       FlowState& f = flows_[id];
       if (f.component_mark == epoch_) continue;

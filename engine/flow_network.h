@@ -165,6 +165,11 @@ class FlowNetwork {
   void collect_component();
   void take_all_active();
   void touch_links_of(std::uint32_t local_flow);
+  // A flow's new rate as of `now`: its bytes brought up to date, its completion event moved
+  // (queued in moves_) or scheduled.
+  void rerate(FlowId id, double rate, Time now);
+  // Solves a component whose every flow is alone on every link of its route.
+  void rate_lone_flows(Time now);
   // Whether the flows the dirty links reach are every live flow of the compact copy.
   bool compact_is_one_component();
   void build_compact();
@@ -184,6 +189,7 @@ class FlowNetwork {
   std::size_t in_use_count_ = 0;
   bool solve_pending_ = false;
   bool last_solve_took_most_ = false;  // the last search found nearly every active flow
+  bool component_alone_ = false;       // the search found each flow alone on its links
   int solves_without_search_ = 0;
   EventHandle solve_event_;
   Time solve_quantum_ = 0;

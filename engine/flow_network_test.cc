@@ -132,6 +132,29 @@ TEST(FlowNetworkTest, BandwidthFreedBetweenSolvesGoesToTheNextFlowOnly) {
   EXPECT_EQ(b_done, kMillisecond * 5 / 2);
 }
 
+TEST(FlowNetworkTest, ALinkEmptiedBetweenSolvesIsFreeForTheNextFlow) {
+  // Two links, 10 GB/s (v0 -> v1) and 4 GB/s (v1 -> v2), quantum 1 ms. A (1 MB) starts on the
+  // first at 0.2 ms with all of it and is done at 0.3 ms, leaving the link empty; B (4 MB) starts
+  // on the second at 0.5 ms: 4 GB/s, done at 1.5 ms. The solve at 1 ms sees both links (each
+  // flow alone on its route). C (1 MB) starts on the first link at 1.2 ms and finds its 10 GB/s
+  // free: done at 1.3 ms.
+  Chain chain({10 * kGBps, 4 * kGBps}, {0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  net.set_solve_quantum(kMillisecond);
+  Time a_done = -1, b_done = -1, c_done = -1;
+  sim.schedule_at(kMillisecond / 5,
+                  [&] { net.start(chain.v[0], chain.v[1], 1e6, [&] { a_done = sim.now(); }); });
+  sim.schedule_at(kMillisecond / 2,
+                  [&] { net.start(chain.v[1], chain.v[2], 4e6, [&] { b_done = sim.now(); }); });
+  sim.schedule_at(kMillisecond * 6 / 5,
+                  [&] { net.start(chain.v[0], chain.v[1], 1e6, [&] { c_done = sim.now(); }); });
+  sim.run();
+  EXPECT_EQ(a_done, kMillisecond * 3 / 10);
+  EXPECT_EQ(b_done, kMillisecond * 3 / 2);
+  EXPECT_EQ(c_done, kMillisecond * 13 / 10);
+}
+
 TEST(FlowNetworkTest, ExplicitRouteLoadsALinkOncePerAppearance) {
   // Links a (100 GB/s, 1 us) and b (60 GB/s, 2 us). Route a, b, a: link a carries the flow twice,
   // so its share is 100 / 2 = 50 GB/s, below b's 60. 1 GB takes 20 ms at 50 GB/s; the route's
