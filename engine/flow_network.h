@@ -25,7 +25,9 @@
 // may bind (when it is below the flow's upper bound from the other flows' guaranteed shares).
 // When that copy held every active flow and flows have only finished since (fewer than a quarter
 // of it), the next solve fills the same copy with the finished flows left out instead of making
-// a new one: the flows keep their order, so the rates are the same to the last bit.
+// a new one: the flows keep their order, so the rates are the same to the last bit. A component
+// whose flows each have every link of their route to themselves (a ring's steps) needs no copy:
+// each gets the least capacity on its route, or its cap.
 #pragma once
 
 #include <cstdint>
