@@ -306,10 +306,7 @@ void FlowNetwork::solve() {
     for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
       allocated += flow_rate_[link_flows_[k]];
     }
-    if (links_[component_links_[j]].allocated != allocated) {
-      links_[component_links_[j]].allocated = allocated;
-      allocated_changed(component_links_[j]);
-    }
+    set_allocated(component_links_[j], allocated);
   }
 }
 
@@ -336,21 +333,17 @@ void FlowNetwork::rate_lone_flows(Time now) {
   moves_.clear();
   for (const FlowId id : component_flows_) {
     const FlowState& f = flows_[id];
-    double rate = f.rate_cap;
-    for (const Hop& hop : f.hops) rate = std::min(rate, links_[hop.link].capacity);
+    // (Each link appears once on the route, so this is the least capacity on it.)
+    const double rate = std::min(f.rate_cap, router_->bottleneck_bandwidth(f.route));
     TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
     if (f.completion_scheduled && rate == f.rate) continue;
     rerate(id, rate, now);
   }
   sim_.reschedule_all(moves_);
   for (const LinkId l : component_links_) {
-    LinkState& link = links_[l];
     // (A dirty link may have lost its flows since.)
-    const double allocated = link.flows.empty() ? 0.0 : flows_[link.flows.front()].rate;
-    if (link.allocated != allocated) {
-      link.allocated = allocated;
-      allocated_changed(l);
-    }
+    const auto& flows = links_[l].flows;
+    set_allocated(l, flows.empty() ? 0.0 : flows_[flows.front()].rate);
   }
 }
 

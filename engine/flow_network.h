@@ -233,6 +233,13 @@ class FlowNetwork {
   void allocated_changed(LinkId l) {
     if (link_observer_) link_observer_(l, sim_.now(), links_[l].allocated);
   }
+  // A solve's allocation of a link (the observer hears of it when it changes).
+  void set_allocated(LinkId l, double allocated) {
+    if (links_[l].allocated != allocated) {
+      links_[l].allocated = allocated;
+      allocated_changed(l);
+    }
+  }
 };
 
 }  // namespace trainsim
