@@ -491,6 +491,63 @@ void FlowNetwork::build_compact() {
       link_flows_[link_unfixed_[flow_links_[k]]++] = static_cast<std::uint32_t>(i);
     }
   }
+  mark_shadowed_links();
+}
+
+void FlowNetwork::mark_shadowed_links() {
+  // A link whose flows are exactly another link's, with more capacity (or as much and a higher
+  // id), never fixes a flow: at every point of the filling it has as many unfixed flows and at
+  // least as much capacity left as that link (the same rates come off both), so its fair share is
+  // never the smaller, and on a tie the lower id is taken first. Once that link fixes its flows,
+  // this one has none left. The filling leaves such links out (on a GPUDirect path the PCIe link
+  // to the NIC carries exactly the NIC's flows: a third of a network flow's links); the same
+  // fixings happen in the same order. Each flow's links are reordered to list the others first.
+  const std::size_t nf = component_flows_.size();
+  const std::size_t nl = component_links_.size();
+  link_shadowed_.assign(nl, 0);
+  bool any = false;
+  for (std::uint32_t j = 0; j < nl; ++j) {
+    const std::uint32_t first = link_first_[j];
+    const std::uint32_t count = link_first_[j + 1] - first;
+    if (count == 0) continue;
+    const double capacity = links_[component_links_[j]].capacity;
+    // A link with the same flows is on the route of each of them: the first one's will do.
+    const std::uint32_t f = link_flows_[first];
+    for (std::uint32_t k = flow_first_[f]; k < flow_first_[f + 1]; ++k) {
+      const std::uint32_t m = flow_links_[k];
+      if (m == j || link_first_[m + 1] - link_first_[m] != count) continue;
+      const double other = links_[component_links_[m]].capacity;
+      if (!(other < capacity || (other == capacity && component_links_[m] < component_links_[j])))
+        continue;
+      if (!std::equal(link_flows_.begin() + first, link_flows_.begin() + first + count,
+                      link_flows_.begin() + link_first_[m])) {
+        continue;
+      }
+      link_shadowed_[j] = 1;
+      any = true;
+      break;
+    }
+  }
+  fill_end_.resize(nf);
+  if (!any) {
+    for (std::size_t i = 0; i < nf; ++i) fill_end_[i] = flow_first_[i + 1];
+    return;
+  }
+  std::vector<std::uint32_t> shadowed;
+  for (std::size_t i = 0; i < nf; ++i) {
+    std::uint32_t kept = flow_first_[i];
+    shadowed.clear();
+    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+      const std::uint32_t j = flow_links_[k];
+      if (link_shadowed_[j]) {
+        shadowed.push_back(j);
+      } else {
+        flow_links_[kept++] = j;
+      }
+    }
+    fill_end_[i] = kept;
+    std::copy(shadowed.begin(), shadowed.end(), flow_links_.begin() + kept);
+  }
 }
 
 void FlowNetwork::fill_component() {
@@ -512,6 +569,9 @@ void FlowNetwork::fill_component() {
     }
   }
   link_unfixed_.assign(link_count_.begin(), link_count_.end());
+  for (std::size_t j = 0; j < nl; ++j) {
+    if (link_shadowed_[j]) link_unfixed_[j] = 0;  // never a bottleneck: left out
+  }
 
   auto fair_share = [&](std::uint32_t j) {
     return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
@@ -520,7 +580,7 @@ void FlowNetwork::fill_component() {
   auto fix = [&](std::uint32_t i, double rate) {
     flow_fixed_[i] = 1;
     flow_rate_[i] = rate;
-    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+    for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
       link_remaining_[flow_links_[k]] -= rate;
       --link_unfixed_[flow_links_[k]];
     }
@@ -551,7 +611,7 @@ void FlowNetwork::fill_component() {
     double rate = flow_cap_[i];
     double lower = flow_cap_[i];
     bool alone = true;
-    for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+    for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
       const std::uint32_t j = flow_links_[k];
       if (link_count_[j] != 1) {
         alone = false;
@@ -562,7 +622,7 @@ void FlowNetwork::fill_component() {
     }
     if (bounds) {
       flow_lower_[i] = lower;
-      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+      for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
         link_lower_sum_[flow_links_[k]] += lower;
       }
     }
@@ -579,7 +639,9 @@ void FlowNetwork::fill_component() {
       for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
         const std::uint32_t j = flow_links_[k];
         const double capacity = link_capacity_[j];
-        upper = std::min(upper, capacity - link_lower_sum_[j] + flow_lower_[i]);
+        // (A link left out has the bound of the link it shadows, or a larger one.)
+        if (k < fill_end_[i])
+          upper = std::min(upper, capacity - link_lower_sum_[j] + flow_lower_[i]);
         largest = std::max(largest, capacity);
       }
       // Margin for rounding in the sums: absolute, at the scale of the links' capacities (a sum

@@ -175,6 +175,9 @@ class FlowNetwork {
   // Whether the flows the dirty links reach are every live flow of the compact copy.
   bool compact_is_one_component();
   void build_compact();
+  // Marks the compact copy's links that can never be a bottleneck (link_shadowed_) and lists
+  // them last on each flow's links (fill_end_).
+  void mark_shadowed_links();
   void fill_component();
 
   Simulation& sim_;
@@ -206,6 +209,9 @@ class FlowNetwork {
   BigVector<std::uint32_t> flow_first_, flow_links_;
   BigVector<std::uint32_t> link_first_, link_flows_;
   BigVector<double> flow_cap_, flow_rate_;
+  // Where each flow's links that the filling needs end in flow_links_ (the shadowed ones follow).
+  BigVector<std::uint32_t> fill_end_;
+  std::vector<char> link_shadowed_;
   BigVector<char> flow_fixed_;
   // The compact copy holds every active flow (none started since it was made); those finished
   // since are marked dead, by local index.

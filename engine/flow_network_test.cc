@@ -2,6 +2,7 @@
 // from the definition of max-min fairness.
 #include "engine/flow_network.h"
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <tuple>
@@ -232,6 +233,55 @@ TEST(FlowNetworkTest, LongFlowAcrossLinksEachSharedWithAShortFlow) {
   EXPECT_DOUBLE_EQ(net.rate(s1), 5 * kGBps);
   EXPECT_DOUBLE_EQ(net.rate(s2), 15 * kGBps);
   EXPECT_DOUBLE_EQ(net.rate(s3), 25 * kGBps);
+}
+
+TEST(FlowNetworkTest, LinksCarryingTheSameFlowsShareThemAtTheNarrowest) {
+  // L1 (60 GB/s), L2 (40) and L3 (40) carry the same two flows, as a PCIe link, a NIC and the
+  // switch port behind it do. The filling leaves L1 and L3 out (L2 binds first); each flow still
+  // gets 40 / 2 = 20 GB/s, every link is charged 40, and 1 GB takes 50 ms.
+  Chain chain({60 * kGBps, 40 * kGBps, 40 * kGBps}, {0, 0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  std::vector<std::tuple<LinkId, Time, double>> charged;
+  net.set_link_observer(
+      [&](LinkId l, Time t, double allocated) { charged.emplace_back(l, t, allocated); });
+  std::vector<Time> done;
+  const FlowId a = net.start(chain.v[0], chain.v[3], 1e9, [&] { done.push_back(sim.now()); });
+  const FlowId b = net.start(chain.v[0], chain.v[3], 1e9, [&] { done.push_back(sim.now()); });
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(a), 20 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(b), 20 * kGBps);
+  for (LinkId l = 0; l < 3; ++l) {
+    EXPECT_TRUE(std::find(charged.begin(), charged.end(),
+                          std::make_tuple(l, Time{0}, 40 * kGBps)) != charged.end())
+        << "link " << l;
+  }
+  sim.run();
+  EXPECT_EQ(done, (std::vector<Time>{50 * kMillisecond, 50 * kMillisecond}));
+}
+
+TEST(FlowNetworkTest, AWiderLinkWithAsManyButOtherFlowsStillBinds) {
+  // L1 (40 GB/s) carries A and B, L2 (30 GB/s) carries A and C: as many flows, not the same
+  // ones, so L1 is no copy of L2 and binds too. L2's share is 15 (A and C); B gets what A leaves
+  // of L1, 40 - 15 = 25. B's 1 GB is done at 40 ms; A and C then have 0.4 GB left at 15 GB/s each
+  // (L2 is still the bottleneck): done at 40 + 26.67 ms.
+  Chain chain({40 * kGBps, 30 * kGBps}, {0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const auto& v = chain.v;
+  Time a_done = -1, b_done = -1, c_done = -1;
+  const FlowId a = net.start(v[0], v[2], 1e9, [&] { a_done = sim.now(); });
+  const FlowId b = net.start(v[0], v[1], 1e9, [&] { b_done = sim.now(); });
+  const FlowId c = net.start(v[1], v[2], 1e9, [&] { c_done = sim.now(); });
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(a), 15 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(b), 25 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(c), 15 * kGBps);
+  sim.run();
+  EXPECT_EQ(b_done, 40 * kMillisecond);
+  const Time rest = time_from_seconds(0.4e9 / (15 * kGBps));
+  EXPECT_NEAR(a_done, 40 * kMillisecond + rest, 1);
+  EXPECT_NEAR(c_done, 40 * kMillisecond + rest, 1);
 }
 
 TEST(FlowNetworkTest, FlowAloneOnANarrowLinkIsBottleneckedThere) {
