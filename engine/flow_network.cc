@@ -504,12 +504,15 @@ void FlowNetwork::mark_shadowed_links() {
   // fixings happen in the same order. Each flow's links are reordered to list the others first.
   const std::size_t nf = component_flows_.size();
   const std::size_t nl = component_links_.size();
+  constexpr std::uint32_t kShadowMinFlows = 8;
   link_shadowed_.assign(nl, 0);
   bool any = false;
   for (std::uint32_t j = 0; j < nl; ++j) {
     const std::uint32_t first = link_first_[j];
     const std::uint32_t count = link_first_[j + 1] - first;
-    if (count == 0) continue;
+    // On a link of a few flows the search costs about what leaving it out saves (a ring's links
+    // carry one or two, and its copies are filled once).
+    if (count < kShadowMinFlows) continue;
     const double capacity = links_[component_links_[j]].capacity;
     // A link with the same flows is on the route of each of them: the first one's will do.
     const std::uint32_t f = link_flows_[first];
