@@ -27,7 +27,9 @@
 // of it), the next solve fills the same copy with the finished flows left out instead of making
 // a new one: the flows keep their order, so the rates are the same to the last bit. A component
 // whose flows each have every link of their route to themselves (a ring's steps) needs no copy:
-// each gets the least capacity on its route, or its cap.
+// each gets the least capacity on its route, or its cap. A link that carries exactly the flows of
+// a narrower one (the PCIe link from a GPU to its NIC and the NIC's own port) can never be the
+// bottleneck, and the filling leaves it out: the same flows are fixed in the same order.
 #pragma once
 
 #include <cstdint>
