@@ -98,8 +98,9 @@ int main(int argc, char** argv) {
   std::printf("flows               %llu (peak %llu concurrent)\n",
               static_cast<unsigned long long>(c.flows_started),
               static_cast<unsigned long long>(c.max_active_flows));
-  std::printf("max-min solves      %llu (%llu rate updates)\n",
+  std::printf("max-min solves      %llu (%llu flows solved, %llu rate updates)\n",
               static_cast<unsigned long long>(c.solves),
+              static_cast<unsigned long long>(c.flows_solved),
               static_cast<unsigned long long>(c.flows_rerated));
   std::printf("events              %llu\n",
               static_cast<unsigned long long>(sim.events_processed()));

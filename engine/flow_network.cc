@@ -235,7 +235,9 @@ void FlowNetwork::solve() {
   ++epoch_;
   // Solving more flows than the dirty links reach gives them the rates they have (components do
   // not interact, and a flow whose rate stays is left alone), so when the last search found
-  // nearly every active flow in the component, the next few solves skip it.
+  // nearly every active flow in the component, the next few solves skip it, as long as the
+  // active flows have not grown by more than a tenth since (flows started since may stand apart:
+  // a ring's next step).
   constexpr int kSearchEvery = 8;
   // The compact copy of the last solve serves again when that solve took every active flow and
   // flows have only finished since (few enough that skipping them costs less than a new copy):
@@ -243,7 +245,8 @@ void FlowNetwork::solve() {
   // its arrays rather than the links' and flows' records.
   const bool compact_usable = compact_valid_ && dead_locals_.size() * 4 < component_flows_.size();
   bool reuse = false;
-  if (last_solve_took_most_ && ++solves_without_search_ < kSearchEvery) {
+  if (last_solve_took_most_ && 9 * active_flows_.size() <= 10 * searched_active_ &&
+      ++solves_without_search_ < kSearchEvery) {
     reuse = compact_usable;
     if (!reuse) take_all_active();
   } else {
@@ -251,6 +254,7 @@ void FlowNetwork::solve() {
     reuse = compact_usable && compact_is_one_component();
     if (!reuse) collect_component();
     last_solve_took_most_ = reuse || 10 * component_flows_.size() > 9 * active_flows_.size();
+    searched_active_ = active_flows_.size();
   }
   if (reuse) {
     ++counters_.compact_reuses;
@@ -260,6 +264,7 @@ void FlowNetwork::solve() {
   // Everything on the dirty links finished meanwhile (a reused copy has live flows).
   if (component_flows_.empty()) return;
   ++counters_.solves;
+  counters_.flows_solved += component_flows_.size() - (reuse ? dead_locals_.size() : 0);
   const Time now = sim_.now();
   if (!reuse && component_alone_) {
     rate_lone_flows(now);

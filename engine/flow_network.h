@@ -52,6 +52,7 @@ struct FlowNetworkCounters {
   std::uint64_t flows_started = 0;
   std::uint64_t flows_completed = 0;
   std::uint64_t solves = 0;
+  std::uint64_t flows_solved = 0;      // live flows in the solves' components, summed
   std::uint64_t flows_rerated = 0;     // rate changes applied by solves
   std::uint64_t max_active_flows = 0;  // most flows sharing bandwidth at one time
   std::uint64_t compact_reuses = 0;    // solves on the last solve's compact copy (flows only left)
@@ -198,6 +199,7 @@ class FlowNetwork {
   bool last_solve_took_most_ = false;  // the last search found nearly every active flow
   bool component_alone_ = false;       // the search found each flow alone on its links
   int solves_without_search_ = 0;
+  std::size_t searched_active_ = 0;  // active flows at the last search
   EventHandle solve_event_;
   Time solve_quantum_ = 0;
   bool latency_first_ = false;

@@ -487,6 +487,24 @@ TEST(FlowNetworkTest, AComponentsTimesDoNotDependOnOtherTraffic) {
   for (const Time t : alone) EXPECT_GT(t, 0);
 }
 
+TEST(FlowNetworkTest, FlowsStartingApartFromTheLastComponentAreSearchedForAgain) {
+  // A (on L1) is solved alone: its component is every active flow. B and C start later on L2 and
+  // L3, apart from A: the next solve searches from their links and solves those two, not A with
+  // them (as a ring's next step would be, every link on its own). 1 + 2 flows solved.
+  Chain chain({10 * kGBps, 10 * kGBps, 10 * kGBps}, {0, 0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const auto& v = chain.v;
+  net.start(v[0], v[1], 1e9, {});
+  sim.schedule_at(kMillisecond, [&] {
+    net.start(v[1], v[2], 1e9, {});
+    net.start(v[2], v[3], 1e9, {});
+  });
+  sim.run();
+  EXPECT_EQ(net.counters().solves, 2u);
+  EXPECT_EQ(net.counters().flows_solved, 3u);
+}
+
 TEST(FlowNetworkTest, SimultaneousChangesAreSolvedOnce) {
   Chain chain({100 * kGBps}, {0});
   Simulation sim;
