@@ -230,7 +230,9 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   const auto* share = std::get_if<StepShare>(&options.solve_quantum);
   if (share && options.network == NetworkModel::kAnalytic) effective.solve_quantum = Time{0};
   if (share && options.network == NetworkModel::kFlow) {
-    // Automatic quantum: a fixed fraction of the step, from a quick analytic run.
+    // Automatic quantum: a fixed fraction of the step, from a quick analytic run. Its all-to-all
+    // plans (over the plan's byte matrices, which `details` keeps) are the steps' flows too.
+    if (recsys) effective.all_to_all_plans = std::make_shared<AllToAllPlans>();
     StepSimulationOptions analytic = effective;
     analytic.network = NetworkModel::kAnalytic;
     analytic.keep_trace = false;
@@ -257,6 +259,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     // Evaluation steps repeat identically: one measured after the warm-up.
     StepSimulationOptions eval_options = effective;
     eval_options.keep_trace = false;
+    eval_options.all_to_all_plans.reset();  // its own matrices (the evaluation batch's)
     eval_options.steps = eval_options.warmup_steps + 1;
     EvaluationCost cost;
     if (recsys) {

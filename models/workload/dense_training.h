@@ -18,6 +18,7 @@
 namespace trainsim::models {
 
 struct SharedTopology;
+struct AllToAllPlans;
 
 struct StepSimulationOptions {
   int steps = 3;         // simulated steps, including warm-up
@@ -35,6 +36,11 @@ struct StepSimulationOptions {
   // by the simulations of one cluster on one node count (the scaling study's estimate, steps and
   // evaluation) so none is computed twice; built afresh when null.
   std::shared_ptr<SharedTopology> shared_topology;
+  // All-to-all plans (flows of each byte matrix), shared by simulations over the same matrices
+  // on the whole fabric: the scaling study's estimate makes them and its steps run them, so none
+  // is made twice. Keyed by the matrices' addresses: every matrix given to a simulation that
+  // shares them must live as long as this does. Null: each simulation keeps its own.
+  std::shared_ptr<AllToAllPlans> all_to_all_plans;
 };
 
 // Where the time of one step goes, averaged over measured steps and ranks; the parts add up to

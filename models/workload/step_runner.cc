@@ -49,7 +49,8 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
       sim_(fabric_.sim()),
       topology_(fabric_.topology()),
       network_(fabric_.network()),
-      cache_(&fabric_.analytic_cache()) {
+      cache_(&fabric_.analytic_cache()),
+      all_to_all_plans_(options.all_to_all_plans) {
   init(0, input_copies);
 }
 
@@ -63,6 +64,7 @@ StepRunner::StepRunner(Fabric& fabric, const ClusterSpec& cluster, int first_nod
       topology_(*slice_),
       network_(fabric_.network()),
       cache_(&own_cache_) {
+  // (Plans shared with other simulations are for the whole fabric, not a slice of it.)
   init(first_node * cluster.gpus_per_node, input_copies);
 }
 
@@ -212,16 +214,25 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
 
 Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
   const AllToAllKey key{&bytes.rows(), bytes.transposed(), algorithm, per_node};
-  if (options_.network == NetworkModel::kFlow) {
-    auto& plan = all_to_all_plans_[key];
+  const bool flow = options_.network == NetworkModel::kFlow;
+  // The plan: kept (and maybe made by an earlier simulation) when it is run as flows or shared.
+  auto kept_plan = [&]() -> const std::shared_ptr<const CollectivePlan>& {
+    if (!all_to_all_plans_) all_to_all_plans_ = std::make_shared<AllToAllPlans>();
+    auto& plan = all_to_all_plans_->plans[key];
     if (!plan) {
       plan = alltoallv_plan(cluster_, topology_, bytes, algorithm, per_node);
       ++all_to_all_plans_made_;
     }
-    collectives_.push_back(make_alltoallv(sim_, network_, cluster_, topology_, plan, per_node));
+    return plan;
+  };
+  if (flow) {
+    collectives_.push_back(
+        make_alltoallv(sim_, network_, cluster_, topology_, kept_plan(), per_node));
   } else {
     auto [at, made] = all_to_all_times_.try_emplace(key, 0);
-    if (made) {
+    if (made && all_to_all_plans_) {
+      at->second = alltoallv_time(network_.router(), cluster_, topology_, *kept_plan(), per_node);
+    } else if (made) {
       at->second =
           alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node);
       ++all_to_all_plans_made_;

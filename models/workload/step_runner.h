@@ -47,6 +47,13 @@ struct SharedTopology {
   AnalyticCache analytic;
 };
 
+// All-to-all plans by byte matrix (address), orientation, algorithm and communicator (per node or
+// whole), on one topology.
+struct AllToAllPlans {
+  using Key = std::tuple<const void*, bool, Algorithm, bool>;
+  std::map<Key, std::shared_ptr<const CollectivePlan>> plans;
+};
+
 // One simulation of a cluster's fabric: the topology of its first `nodes` nodes, the flow network
 // on it, and every GPU's straggler slowdown drawn from the seed. One job's steps run on it, or
 // several jobs' on node ranges of it (sharing its links).
@@ -193,8 +200,10 @@ class StepRunner {
   AnalyticCache* cache_ = nullptr;  // the fabric's when alone on it, else own_cache_
   std::vector<std::unique_ptr<Collective>> collectives_;
   // all_to_all()'s plans and analytic times by (matrix, transposed, algorithm, per node).
-  using AllToAllKey = std::tuple<const void*, bool, Algorithm, bool>;
-  std::map<AllToAllKey, std::shared_ptr<const CollectivePlan>> all_to_all_plans_;
+  using AllToAllKey = AllToAllPlans::Key;
+  // Flow mode keeps every plan; analytic mode keeps them only when they are shared (else it
+  // keeps each one's time).
+  std::shared_ptr<AllToAllPlans> all_to_all_plans_;
   std::map<AllToAllKey, Time> all_to_all_times_;
   std::size_t all_to_all_plans_made_ = 0;
   std::shared_ptr<StepTrace> trace_;

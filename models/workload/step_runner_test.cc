@@ -95,6 +95,31 @@ TEST(StepRunnerTest, AllToAllsOfOneMatrixShareOnePlan) {
   }
 }
 
+TEST(StepRunnerTest, AnEstimatesAllToAllPlansServeTheFlowRunThatSharesThem) {
+  // The scaling study's estimate (analytic) and steps (flows) over one matrix, sharing their
+  // plans: the estimate makes the plan and keeps it, the flow run makes none. Without sharing an
+  // analytic runner keeps no plan, and a flow runner makes its own.
+  const ClusterSpec cluster = testing::small_node(4);
+  std::vector<std::vector<double>> m(4, std::vector<double>(4, 1e6));
+  StepSimulationOptions options;
+  options.all_to_all_plans = std::make_shared<AllToAllPlans>();
+  options.network = NetworkModel::kAnalytic;
+  StepRunner estimate(cluster, 1, options, /*input_copies=*/false);
+  estimate.all_to_all(m, Algorithm::kDirect);
+  EXPECT_EQ(estimate.all_to_all_plans(), 1u);
+  EXPECT_EQ(options.all_to_all_plans->plans.size(), 1u);
+  options.network = NetworkModel::kFlow;
+  StepRunner steps(cluster, 1, options, /*input_copies=*/false);
+  steps.all_to_all(m, Algorithm::kDirect);
+  steps.all_to_all(ByteMatrixView(m, /*transposed=*/true), Algorithm::kDirect);
+  EXPECT_EQ(steps.all_to_all_plans(), 1u);  // only the transposed one is new
+  EXPECT_EQ(options.all_to_all_plans->plans.size(), 2u);
+  options.all_to_all_plans.reset();
+  StepRunner alone(cluster, 1, options, /*input_copies=*/false);
+  alone.all_to_all(m, Algorithm::kDirect);
+  EXPECT_EQ(alone.all_to_all_plans(), 1u);
+}
+
 TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
   // A dense step on one node of 4 GPUs (2 ms of compute, a ring all-reduce of 100 MB), run on a
   // fabric of its own and then twice on one shared topology: the same step every time, and the
