@@ -701,7 +701,7 @@ void FlowNetwork::fill_component() {
     for (std::uint32_t k = link_first_[j]; k < last; ++k) {
       // The link's flows sit anywhere in the copy: ask for their records a few flows ahead.
       if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
-      if (k + 4 < last) __builtin_prefetch(&flow_links_[flow_first_[link_flows_[k + 4]]]);
+      if (k + 4 < last) __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
       const std::uint32_t i = link_flows_[k];
       if (!flow_fixed_[i]) fix(i, share);
     }
