@@ -169,7 +169,7 @@ OpSpec parse_op_spec(const std::string& op_flag, const std::string& op_text,
 struct PlannedOp {
   models::CollectiveRequest request;
   bool flat = false;
-  std::optional<std::vector<std::vector<double>>> matrix;  // an uneven all-to-all's bytes
+  std::optional<models::ByteMatrix> matrix;  // an uneven all-to-all's bytes
   Time analytic_time = 0;
   std::string algorithm() const {
     return flat ? "flat" : std::string(models::algorithm_name(request.algorithm));
@@ -195,10 +195,10 @@ PlannedOp plan_op(Router& router, const models::ClusterSpec& cluster,
       std::any_of(send_scale.begin(), send_scale.end(), [](double f) { return f != 1.0; })) {
     // nccl-tests' all-to-all sends size / ranks to every rank, itself included; a hot GPU
     // sends that many times as much. The flat schedule sends nothing to itself.
-    std::vector<std::vector<double>> m(ranks, std::vector<double>(ranks, 0.0));
+    models::ByteMatrix m(ranks);
     for (int a = 0; a < ranks; ++a) {
       for (int b = 0; b < ranks; ++b) {
-        m[a][b] = a == b && spec.flat ? 0.0 : bytes / ranks * send_scale[a];
+        if (a != b || !spec.flat) m.add(a, b, bytes / ranks * send_scale[a]);
       }
     }
     p.matrix = std::move(m);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -43,6 +44,34 @@ struct Candidate {
   models::StepBreakdown breakdown;
   models::ShardCosts costs;
 };
+
+using Row = std::span<const models::ByteMatrix::Entry>;
+
+// A rank's row of the table-row-wise partial sums (none without such tables).
+Row partials_of(const models::ShardCosts& costs, int rank) {
+  return costs.partial_bytes.empty() ? Row() : costs.partial_bytes.row(rank);
+}
+
+// Two rows summed peer by peer in ascending order, the first's bytes before the second's; the
+// second's pair with `self` is left out, and the first's too when `skip_self_first`.
+double pairwise_sum(Row first, Row second, int self, bool skip_self_first) {
+  double sum = 0.0;
+  std::size_t i = 0, j = 0;
+  while (i < first.size() || j < second.size()) {
+    const int peer = j == second.size() || (i < first.size() && first[i].to <= second[j].to)
+                         ? first[i].to
+                         : second[j].to;
+    if (i < first.size() && first[i].to == peer) {
+      if (!(skip_self_first && peer == self)) sum += first[i].bytes;
+      ++i;
+    }
+    if (j < second.size() && second[j].to == peer) {
+      if (peer != self) sum += second[j].bytes;
+      ++j;
+    }
+  }
+  return sum;
+}
 
 }  // namespace
 
@@ -84,6 +113,8 @@ void write_rank_stats(std::ostream& out, const Candidate& c, const models::Shard
                 "DDR (GB)", "torchrec (ms)", "trainsim (ms)", "input (MB)", "output (MB)",
                 "shards");
   out << line;
+  // What every GPU receives: the id matrix by receiver.
+  const models::ByteMatrix ids_in = c.costs.id_bytes.transposed();
   for (int r = 0; r < world; ++r) {
     const models::RankLoad& l = c.costs.ranks[r];
     std::map<std::string, int> shards;
@@ -96,13 +127,12 @@ void write_rank_stats(std::ostream& out, const Candidate& c, const models::Shard
     for (const auto& [name, count] : shards) {
       list += (list.empty() ? "" : ", ") + name + ": " + std::to_string(count);
     }
-    double input = 0, output = 0;
-    for (int o = 0; o < world; ++o) {
-      if (o == r) continue;
-      input += c.costs.id_bytes[o][r];
-      output += c.costs.embedding_bytes[r][o];
-      if (!c.costs.partial_bytes.empty()) output += c.costs.partial_bytes[r][o];
+    double input = 0;
+    for (const models::ByteMatrix::Entry& e : ids_in.row(r)) {
+      if (e.to != r) input += e.bytes;
     }
+    const double output = pairwise_sum(c.costs.embedding_bytes.row(r), partials_of(c.costs, r), r,
+                                       /*skip_self_first=*/true);
     const double hbm = l.memory_bytes();
     const double estimate = r % group < static_cast<int>(perf.size()) ? perf[r % group].total() : 0;
     std::snprintf(line, sizeof line, "%5d %8.1f (%3.0f%%) %10.1f %15.3f %15.3f %11.1f %12.1f  %s\n",
@@ -204,23 +234,26 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     c.breakdown = r.breakdown;
     const models::ShardCosts& costs = r.costs;
     if (!costs.ranks.empty()) c.imbalance = costs.imbalance();
-    for (std::size_t a = 0; a < costs.ranks.size(); ++a) {
-      double sent = 0.0, received = 0.0;
-      for (std::size_t b = 0; b < costs.ranks.size(); ++b) {
-        sent += costs.embedding_bytes[a][b];
-        received += costs.embedding_bytes[b][a];
-        if (a != b && !costs.partial_bytes.empty()) {  // table-row-wise partial sums (node)
-          sent += costs.partial_bytes[a][b];
-          received += costs.partial_bytes[b][a];
-        }
-        if (a / cluster.gpus_per_node != b / cluster.gpus_per_node)
-          c.cross_node_bytes += costs.embedding_bytes[a][b];
+    // Vectors by receiver, and the table-row-wise partial sums (inside nodes) both ways.
+    const models::ByteMatrix embeddings_in = costs.embedding_bytes.transposed();
+    const models::ByteMatrix partials_in = costs.partial_bytes.transposed();
+    for (std::size_t i = 0; i < costs.ranks.size(); ++i) {
+      const int a = static_cast<int>(i);
+      const std::span<const models::ByteMatrix::Entry> none;
+      const double sent = pairwise_sum(costs.embedding_bytes.row(a), partials_of(costs, a), a,
+                                       /*skip_self_first=*/false);
+      const double received =
+          pairwise_sum(embeddings_in.row(a), partials_in.empty() ? none : partials_in.row(a), a,
+                       /*skip_self_first=*/false);
+      for (const models::ByteMatrix::Entry& e : costs.embedding_bytes.row(a)) {
+        if (a / cluster.gpus_per_node != e.to / cluster.gpus_per_node)
+          c.cross_node_bytes += e.bytes;
       }
       c.max_alltoall_bytes = std::max({c.max_alltoall_bytes, sent, received});
-      c.replica_sync_bytes = std::max(c.replica_sync_bytes, costs.ranks[a].replica_sync_bytes);
-      c.max_memory = std::max(c.max_memory, costs.ranks[a].memory_bytes());
-      c.max_host_bytes = std::max(c.max_host_bytes, costs.ranks[a].host_bytes);
-      c.max_host_link_bytes = std::max(c.max_host_link_bytes, costs.ranks[a].host_link_bytes);
+      c.replica_sync_bytes = std::max(c.replica_sync_bytes, costs.ranks[i].replica_sync_bytes);
+      c.max_memory = std::max(c.max_memory, costs.ranks[i].memory_bytes());
+      c.max_host_bytes = std::max(c.max_host_bytes, costs.ranks[i].host_bytes);
+      c.max_host_link_bytes = std::max(c.max_host_link_bytes, costs.ranks[i].host_link_bytes);
     }
     c.costs = costs;
     candidates.push_back(std::move(c));

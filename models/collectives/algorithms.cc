@@ -532,23 +532,29 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       comm.intra_nvlink ? cluster.collectives.p2p_nvlink_channel_bandwidth : FlowNetwork::kUncapped;
   // Bytes and channel caps per (sender, receiver) flow, node by node: every flow leaving a GPU of
   // node n carries traffic from senders of node n only (to GPUs of n, to the proxy in n, or from
-  // that proxy across), so the rows of a few nodes at a time (`kNodesAtOnce` x g x p) are summed,
-  // emitted row-major, and the space reused. A transposed matrix is read receivers outer, those
-  // nodes' senders inner: a few cache lines per stored row instead of one per node. Every sum
-  // takes its terms in the same order either way (per flow: by sender, then by receiver).
+  // that proxy across), so the pairs of a few nodes' senders at a time are summed into a
+  // (`kNodesAtOnce` x g) x p block, the flows they touched emitted row-major, and the block
+  // cleared where it was touched. A transposed matrix is read receivers outer, those nodes'
+  // senders inner. Every sum takes its terms in the same order either way (per flow: by sender,
+  // then by receiver); pairs that carry nothing add nothing.
   constexpr int kNodesAtOnce = 8;
   auto plan = std::make_shared<CollectivePlan>(p);
   const std::size_t span = static_cast<std::size_t>(std::min(p, kNodesAtOnce * g)) * p;
-  std::vector<double> flows(span);
-  std::vector<double> caps(span);
+  std::vector<double> flows(span, 0.0);
+  std::vector<double> caps(span, 0.0);
+  std::vector<std::size_t> touched;
   // NCCL's channels for the last size asked (neighbouring pairs often carry the same bytes).
   double last_bytes = -1.0;
   int last_channels = 0;
+  const ByteMatrix& matrix = bytes.matrix();
   for (int first = 0; first < p; first += kNodesAtOnce * g) {
     const int end = std::min(p, first + kNodesAtOnce * g);
-    std::fill(flows.begin(), flows.end(), 0.0);
-    std::fill(caps.begin(), caps.end(), 0.0);
     auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
+    auto charge = [&](std::size_t i, double v, double cap) {
+      if (flows[i] == 0.0) touched.push_back(i);
+      flows[i] += v;
+      caps[i] += cap;
+    };
     auto add = [&](int a, int b, double v) {
       if (a == b || v <= 0.0) return;
       if (v != last_bytes) {
@@ -557,57 +563,51 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       }
       const int channels = last_channels;
       if (a / g == b / g) {
-        flows[at(a, b)] += v;
-        caps[at(a, b)] += channels * nvlink_channel_bw;
+        charge(at(a, b), v, channels * nvlink_channel_bw);
         return;
       }
-      const double cap = channels * channel_bw;
       const int proxy = pxn ? (a / g) * g + b % g : a;
-      if (proxy != a) {
-        flows[at(a, proxy)] += v;
-        caps[at(a, proxy)] += channels * nvlink_channel_bw;
-      }
-      flows[at(proxy, b)] += v;
-      caps[at(proxy, b)] += cap;
+      if (proxy != a) charge(at(a, proxy), v, channels * nvlink_channel_bw);
+      charge(at(proxy, b), v, channels * channel_bw);
     };
     if (bytes.transposed()) {
       for (int b = 0; b < p; ++b) {
-        const std::vector<double>& row = bytes.row(b);
-        for (int a = first; a < end; ++a) add(a, b, row[a]);
+        for (const ByteMatrix::Entry& e : matrix.row(b, first, end)) add(e.to, b, e.bytes);
       }
     } else {
       for (int a = first; a < end; ++a) {
-        const std::vector<double>& row = bytes.row(a);
-        for (int b = 0; b < p; ++b) add(a, b, row[b]);
+        for (const ByteMatrix::Entry& e : matrix.row(a)) add(a, e.to, e.bytes);
       }
     }
-    for (int a = first; a < end; ++a) {
-      for (int b = 0; b < p; ++b) {
-        const std::size_t i = at(a, b);
-        if (flows[i] <= 0.0) continue;
-        const double eff = a / g == b / g ? eff_intra : eff_net;
-        PlanTransfer t;
-        t.from = topology.gpu_vertices[a];
-        t.to = topology.gpu_vertices[b];
-        t.bytes = flows[i] / eff;
-        t.sender = a;
-        t.receiver = b;
-        t.rate_cap = caps[i] > 0 && std::isfinite(caps[i]) ? caps[i] / eff : FlowNetwork::kUncapped;
-        plan->add(t);
-      }
+    std::sort(touched.begin(), touched.end());
+    for (const std::size_t i : touched) {
+      const int a = first + static_cast<int>(i / p);
+      const int b = static_cast<int>(i % p);
+      const double eff = a / g == b / g ? eff_intra : eff_net;
+      PlanTransfer t;
+      t.from = topology.gpu_vertices[a];
+      t.to = topology.gpu_vertices[b];
+      t.bytes = flows[i] / eff;
+      t.sender = a;
+      t.receiver = b;
+      t.rate_cap = caps[i] > 0 && std::isfinite(caps[i]) ? caps[i] / eff : FlowNetwork::kUncapped;
+      plan->add(t);
+      flows[i] = 0.0;
+      caps[i] = 0.0;
     }
+    touched.clear();
   }
   plan->finalize();
   return plan;
 }
 
-std::vector<std::vector<double>> uniform_bytes(const CollectiveRequest& request, int p) {
-  std::vector<std::vector<double>> m(p, std::vector<double>(p, 0.0));
+ByteMatrix uniform_bytes(const CollectiveRequest& request, int p) {
+  ByteMatrix m(p);
   for (int a = 0; a < p; ++a) {
     if (request.op == CollectiveOp::kSendRecv) {
-      if (p > 1) m[a][(a + 1) % p] = request.bytes;
+      if (p > 1) m.add(a, (a + 1) % p, request.bytes);
     } else {
-      for (int b = 0; b < p; ++b) m[a][b] = request.bytes / p;
+      for (int b = 0; b < p; ++b) m.add(a, b, request.bytes / p);
     }
   }
   return m;
@@ -998,16 +998,15 @@ std::shared_ptr<const CollectivePlan> alltoallv_plan(const ClusterSpec& cluster,
                                                      const ClusterTopology& topology,
                                                      ByteMatrixView bytes, Algorithm algorithm,
                                                      bool per_node) {
-  TRAINSIM_ASSERT(static_cast<int>(bytes.size()) == topology.gpu_count(),
-                  "byte matrix does not match the GPUs");
+  TRAINSIM_ASSERT(bytes.size() == topology.gpu_count(), "byte matrix does not match the GPUs");
   TRAINSIM_ASSERT(algorithm == Algorithm::kDirect || algorithm == Algorithm::kTwoD,
                   "all-to-all runs direct or 2D");
   if (per_node) {
     const int g = topology.gpus_per_node;
-    for (std::size_t a = 0; a < bytes.size(); ++a) {
-      for (std::size_t b = 0; b < bytes.size(); ++b) {
-        TRAINSIM_ASSERT(bytes(a, b) <= 0 || static_cast<int>(a) / g == static_cast<int>(b) / g,
-                        "a per-node all-to-all leaves its node");
+    // (Symmetric: the stored rows serve either orientation.)
+    for (int a = 0; a < bytes.size(); ++a) {
+      for (const ByteMatrix::Entry& e : bytes.matrix().row(a)) {
+        TRAINSIM_ASSERT(a / g == e.to / g, "a per-node all-to-all leaves its node");
       }
     }
   }

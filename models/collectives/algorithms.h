@@ -31,6 +31,7 @@
 #include "models/collectives/collective.h"
 #include "models/collectives/nccl_tuner.h"
 #include "models/hardware/cluster_topology.h"
+#include "models/spec/byte_matrix.h"
 #include "models/spec/cluster_spec.h"
 #include "models/spec/collective_op.h"
 #include "models/spec/collective_tuning.h"
@@ -94,24 +95,23 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                AnalyticCache* cache = nullptr, int gpus_per_thread = 1,
                                bool with_time = true);
 
-// A byte matrix as an all-to-all reads it: bytes(src, dst) is rows[src][dst], or rows[dst][src]
-// when `transposed` (the backward all-to-all sends the forward's bytes the other way, without a
-// transposed copy). Refers to the rows; they must outlive it.
+// A byte matrix as an all-to-all reads it: bytes(src, dst) is matrix(src, dst), or
+// matrix(dst, src) when `transposed` (the backward all-to-all sends the forward's bytes the other
+// way, without a transposed copy). Refers to the matrix; it must outlive the view.
 class ByteMatrixView {
  public:
-  ByteMatrixView(const std::vector<std::vector<double>>& rows, bool transposed = false)  // NOLINT
-      : rows_(&rows), transposed_(transposed) {}
-  std::size_t size() const { return rows_->size(); }
-  double operator()(std::size_t from, std::size_t to) const {
-    return transposed_ ? (*rows_)[to][from] : (*rows_)[from][to];
+  ByteMatrixView(const ByteMatrix& matrix, bool transposed = false)  // NOLINT
+      : matrix_(&matrix), transposed_(transposed) {}
+  int size() const { return matrix_->size(); }
+  double operator()(int from, int to) const {
+    return transposed_ ? (*matrix_)(to, from) : (*matrix_)(from, to);
   }
-  // The matrix as stored: row(i)[j] is (i, j), or (j, i) when transposed.
+  // The matrix as stored: its row i holds (i, j), or (j, i) when transposed.
   bool transposed() const { return transposed_; }
-  const std::vector<std::vector<double>>& rows() const { return *rows_; }
-  const std::vector<double>& row(std::size_t i) const { return (*rows_)[i]; }
+  const ByteMatrix& matrix() const { return *matrix_; }
 
  private:
-  const std::vector<std::vector<double>>* rows_;
+  const ByteMatrix* matrix_;
   bool transposed_;
 };
 

@@ -310,7 +310,8 @@ TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
   // (4 inside nodes, 4 between same-rail GPUs), none between GPUs of different rails and nodes.
   const ClusterSpec spec = cluster(2);
   const ClusterTopology topology = build_cluster_topology(spec, 2);
-  const std::vector<std::vector<double>> bytes(4, std::vector<double>(4, 1e6));
+  const ByteMatrix bytes =
+      ByteMatrix::from_rows(std::vector<std::vector<double>>(4, std::vector<double>(4, 1e6)));
   EXPECT_EQ(pick_alltoallv_algorithm(spec, topology), Algorithm::kTwoD);
   const auto plan = alltoallv_plan(spec, topology, bytes, Algorithm::kTwoD);
   ASSERT_EQ(plan->size(), 8u);
@@ -376,8 +377,9 @@ TEST(AlgorithmsTest, TransposedAllToAllvSendsEachPairsBytesTheOtherWay) {
   const double eff_intra = spec.collectives.p2p_nvlink_efficiency;
   const double eff_net = spec.collectives.p2p_network_efficiency;
   for (const Algorithm algorithm : {Algorithm::kTwoD, Algorithm::kDirect}) {
-    const auto view = alltoallv_plan(spec, topology, ByteMatrixView(m, true), algorithm);
-    const auto plain = alltoallv_plan(spec, topology, copy, algorithm);
+    const ByteMatrix stored = ByteMatrix::from_rows(m), transposed = ByteMatrix::from_rows(copy);
+    const auto view = alltoallv_plan(spec, topology, ByteMatrixView(stored, true), algorithm);
+    const auto plain = alltoallv_plan(spec, topology, transposed, algorithm);
     ASSERT_EQ(view->size(), plain->size());
     for (TransferId id = 0; id < view->size(); ++id) {
       const PlanTransfer& a = view->transfer(id);
@@ -414,9 +416,10 @@ TEST(AlgorithmsTest, PerNodeAllToAllvRunsOnEachNodesOwnCommunicator) {
   }
   const ClusterTopology t2 = build_cluster_topology(spec, 2), t1 = build_cluster_topology(spec, 1);
   Router r2(t2.topology), r1(t1.topology);
-  const Time alone = alltoallv_time(r1, spec, t1, one);
-  EXPECT_EQ(alltoallv_time(r2, spec, t2, two, Algorithm::kDirect, /*per_node=*/true), alone);
-  EXPECT_GT(alltoallv_time(r2, spec, t2, two), alone);
+  const ByteMatrix both = ByteMatrix::from_rows(two), first = ByteMatrix::from_rows(one);
+  const Time alone = alltoallv_time(r1, spec, t1, first);
+  EXPECT_EQ(alltoallv_time(r2, spec, t2, both, Algorithm::kDirect, /*per_node=*/true), alone);
+  EXPECT_GT(alltoallv_time(r2, spec, t2, both), alone);
 }
 
 TEST(AlgorithmsTest, SendRecvRunsOnTheChannelsNcclGivesAPeer) {

@@ -29,29 +29,32 @@ RingSchedule flat_ring_schedule(CollectiveOp op, int p, double bytes) {
   return s;
 }
 
-std::vector<std::vector<double>> uniform_matrix(int p, double bytes) {
-  std::vector<std::vector<double>> m(p, std::vector<double>(p, bytes / p));
-  for (int r = 0; r < p; ++r) m[r][r] = 0.0;
+ByteMatrix uniform_matrix(int p, double bytes) {
+  ByteMatrix m(p);
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      if (a != b) m.add(a, b, bytes / p);
+    }
+  }
   return m;
 }
 
 class FlatAllToAll final : public Collective {
  public:
-  FlatAllToAll(FlowNetwork& network, const ClusterTopology& topology,
-               std::vector<std::vector<double>> bytes)
+  FlatAllToAll(FlowNetwork& network, const ClusterTopology& topology, ByteMatrix bytes)
       : network_(network),
         vertices_(topology.gpu_vertices),
         bytes_(std::move(bytes)),
         left_(vertices_.size(), 0),
         done_(vertices_.size()),
         joined_(vertices_.size(), false) {
-    TRAINSIM_ASSERT(bytes_.size() == vertices_.size(), "byte matrix does not match the GPUs");
-    for (std::size_t a = 0; a < bytes_.size(); ++a) {
-      TRAINSIM_ASSERT(bytes_[a].size() == vertices_.size(), "byte matrix is not square");
-      for (std::size_t b = 0; b < bytes_.size(); ++b) {
-        if (a == b || bytes_[a][b] <= 0) continue;
+    TRAINSIM_ASSERT(static_cast<std::size_t>(bytes_.size()) == vertices_.size(),
+                    "byte matrix does not match the GPUs");
+    for (int a = 0; a < bytes_.size(); ++a) {
+      for (const ByteMatrix::Entry& e : bytes_.row(a)) {
+        if (e.to == a) continue;
         ++left_[a];
-        ++left_[b];
+        ++left_[e.to];
       }
     }
   }
@@ -60,11 +63,10 @@ class FlatAllToAll final : public Collective {
     TRAINSIM_ASSERT(!joined_[rank], "rank joined twice");
     joined_[rank] = true;
     done_[rank] = std::move(done);
-    for (std::size_t dst = 0; dst < vertices_.size(); ++dst) {
-      const double b = bytes_[rank][dst];
-      if (static_cast<int>(dst) == rank || b <= 0) continue;
-      const int to = static_cast<int>(dst);
-      network_.start(vertices_[rank], vertices_[dst], b, [this, rank, to] {
+    for (const ByteMatrix::Entry& e : bytes_.row(rank)) {
+      if (e.to == rank) continue;
+      const int to = e.to;
+      network_.start(vertices_[rank], vertices_[to], e.bytes, [this, rank, to] {
         settle(rank);
         settle(to);
       });
@@ -87,7 +89,7 @@ class FlatAllToAll final : public Collective {
 
   FlowNetwork& network_;
   std::vector<VertexId> vertices_;
-  std::vector<std::vector<double>> bytes_;
+  ByteMatrix bytes_;
   std::vector<int> left_;  // messages from and to the rank not yet arrived
   std::vector<std::function<void()>> done_;
   std::vector<bool> joined_;
@@ -114,8 +116,7 @@ std::unique_ptr<Collective> make_flat_collective(Simulation& simulation, FlowNet
 }
 
 std::unique_ptr<Collective> make_flat_alltoallv(Simulation&, FlowNetwork& network,
-                                                const ClusterTopology& topology,
-                                                std::vector<std::vector<double>> bytes) {
+                                                const ClusterTopology& topology, ByteMatrix bytes) {
   return std::make_unique<FlatAllToAll>(network, topology, std::move(bytes));
 }
 
@@ -131,18 +132,17 @@ Time flat_collective_time(Router& router, const ClusterTopology& topology, Colle
                               flat_ring_schedule(op, p, bytes));
 }
 
-Time flat_alltoallv_time(Router& router, const ClusterTopology& topology,
-                         const std::vector<std::vector<double>>& bytes) {
+Time flat_alltoallv_time(Router& router, const ClusterTopology& topology, const ByteMatrix& bytes) {
   std::vector<Stream> streams;
   Time latency = 0;
-  for (std::size_t a = 0; a < bytes.size(); ++a) {
-    for (std::size_t b = 0; b < bytes[a].size(); ++b) {
-      if (a == b || bytes[a][b] <= 0) continue;
-      const RouteId route = router.route(topology.gpu_vertices[a], topology.gpu_vertices[b]);
+  for (int a = 0; a < bytes.size(); ++a) {
+    for (const ByteMatrix::Entry& e : bytes.row(a)) {
+      if (e.to == a) continue;
+      const RouteId route = router.route(topology.gpu_vertices[a], topology.gpu_vertices[e.to]);
       Stream s;
       const auto links = router.links(route);
       s.links.assign(links.begin(), links.end());
-      s.bytes_per_byte = bytes[a][b];
+      s.bytes_per_byte = e.bytes;
       streams.push_back(std::move(s));
       latency = std::max(latency, router.latency(route));
     }

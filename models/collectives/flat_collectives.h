@@ -17,6 +17,7 @@
 #include "engine/flow_network.h"
 #include "models/collectives/collective.h"
 #include "models/hardware/cluster_topology.h"
+#include "models/spec/byte_matrix.h"
 #include "models/spec/collective_op.h"
 
 namespace trainsim::models {
@@ -31,15 +32,13 @@ std::unique_ptr<Collective> make_flat_collective(Simulation& simulation, FlowNet
                                                  double bytes);
 // An all-to-all with its own size per (sender, receiver) pair.
 std::unique_ptr<Collective> make_flat_alltoallv(Simulation& simulation, FlowNetwork& network,
-                                                const ClusterTopology& topology,
-                                                std::vector<std::vector<double>> bytes);
+                                                const ClusterTopology& topology, ByteMatrix bytes);
 
 // The same without a simulation, the messages alone on the fabric: the ring exactly (each hop's
 // alpha-beta cost, its busiest link shared by the step's messages); the all-to-all as every
 // message sharing the links by max-min fairness (water filling) after the longest route latency.
 Time flat_collective_time(Router& router, const ClusterTopology& topology, CollectiveOp op,
                           double bytes);
-Time flat_alltoallv_time(Router& router, const ClusterTopology& topology,
-                         const std::vector<std::vector<double>>& bytes);
+Time flat_alltoallv_time(Router& router, const ClusterTopology& topology, const ByteMatrix& bytes);
 
 }  // namespace trainsim::models

@@ -1,10 +1,12 @@
 #include "models/sharding/sharding_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <span>
 
 #include "engine/check.h"
 #include "models/sharding/embedding_kernels.h"
@@ -32,18 +34,6 @@ double ShardCosts::imbalance() const {
   return total > 0 ? most / (total / static_cast<double>(ranks.size())) : 1.0;
 }
 
-double ShardCosts::cross_group_bytes() const {
-  const int size = static_cast<int>(ranks.size()) / std::max(1, groups);
-  double bytes = 0.0;
-  for (std::size_t a = 0; a < id_bytes.size(); ++a) {
-    for (std::size_t b = 0; b < id_bytes.size(); ++b) {
-      if (static_cast<int>(a) / size != static_cast<int>(b) / size)
-        bytes += id_bytes[a][b] + embedding_bytes[a][b];
-    }
-  }
-  return bytes;
-}
-
 namespace {
 
 // One sharding group's per-rank loads and all-to-all bytes, summed table by table (every group
@@ -59,8 +49,8 @@ struct GroupCosts {
         communication_bytes(dtype_bytes(c.communication_dtype)),
         sync_bytes(dtype_bytes(c.sync_dtype)),
         local(group_size),
-        ids(matrices ? group_size : 0, std::vector<double>(matrices ? group_size : 0, 0.0)),
-        embeddings(ids),
+        ids(matrices ? group_size : 0),
+        embeddings(matrices ? group_size : 0),
         replica_unique_bytes(group_size, 0.0) {}
 
   const ShardingContext& context;
@@ -69,10 +59,10 @@ struct GroupCosts {
   const bool matrices;
   const double batch, communication_bytes, sync_bytes;
   std::vector<RankLoad> local;
-  std::vector<std::vector<double>> ids, embeddings;  // [src][dst] inside the group
-  // Reduced inside nodes before `embeddings`: allocated by the first table-row-wise table (it
-  // stays empty without one, saving a group x group matrix).
-  std::vector<std::vector<double>> partials;
+  ByteMatrix ids, embeddings;  // (src, dst) inside the group
+  // Reduced inside nodes before `embeddings`: sized by the first table-row-wise table (it stays
+  // empty without one).
+  ByteMatrix partials;
   std::vector<double> replica_unique_bytes;  // gradients synchronised across replicas
   double global_sync_bytes = 0;              // all-reduced over all GPUs
 };
@@ -254,20 +244,20 @@ class TableCosts {
   void send_ids(int requester, int owner, double id_share) {
     const double bytes = g_.batch * t_.pooling * id_share * kIdBytes;
     move(requester, owner, bytes);
-    if (g_.matrices) g_.ids[requester][owner] += bytes;
+    if (g_.matrices) g_.ids.add(requester, owner, bytes);
   }
 
   void move_embeddings(int from, int to, double bytes) {
     move(from, to, bytes);
-    if (g_.matrices) g_.embeddings[from][to] += bytes;
+    if (g_.matrices) g_.embeddings.add(from, to, bytes);
   }
 
   // Partial sums reduced inside a node before the exchange (table-row-wise).
   void move_partial(int from, int to, double bytes) {
     move(from, to, bytes);
     if (!g_.matrices) return;
-    if (g_.partials.empty()) g_.partials.assign(g_.group, std::vector<double>(g_.group, 0.0));
-    g_.partials[from][to] += bytes;
+    if (g_.partials.empty()) g_.partials = ByteMatrix(g_.group);
+    g_.partials.add(from, to, bytes);
   }
 
   // Hot rows: replicated everywhere, looked up locally, gradients all-reduced over all GPUs.
@@ -422,6 +412,43 @@ class TableCosts {
   bool replicated_ = false;  // serving replicated rows (data-parallel, hot-row copies)
 };
 
+// Adds to each position r the all-to-all bytes it sends and receives: over its peers o in
+// order, ids (r, o) + (o, r), then vectors (r, o) + (o, r), then partial sums (r, o) + (o, r)
+// when there are any, each peer's terms summed before they are added. Only the peers r exchanges
+// anything with are visited (the others add 0), walking r's rows and columns together.
+void add_buffer_bytes(const ByteMatrix& ids, const ByteMatrix& embeddings,
+                      const ByteMatrix& partials, std::vector<double>& buffer) {
+  const bool with_partials = !partials.empty();
+  const ByteMatrix ids_to = ids.transposed();
+  const ByteMatrix embeddings_to = embeddings.transposed();
+  const ByteMatrix partials_to = with_partials ? partials.transposed() : ByteMatrix();
+  constexpr int kLists = 6;
+  for (int r = 0; r < ids.size(); ++r) {
+    using Row = std::span<const ByteMatrix::Entry>;
+    const std::array<Row, kLists> lists = {ids.row(r),
+                                           ids_to.row(r),
+                                           embeddings.row(r),
+                                           embeddings_to.row(r),
+                                           with_partials ? partials.row(r) : Row(),
+                                           with_partials ? partials_to.row(r) : Row()};
+    std::array<std::size_t, kLists> at{};
+    for (;;) {
+      int peer = std::numeric_limits<int>::max();
+      for (int k = 0; k < kLists; ++k) {
+        if (at[k] < lists[k].size()) peer = std::min(peer, lists[k][at[k]].to);
+      }
+      if (peer == std::numeric_limits<int>::max()) break;
+      std::array<double, kLists> v{};
+      for (int k = 0; k < kLists; ++k) {
+        if (at[k] < lists[k].size() && lists[k][at[k]].to == peer) v[k] = lists[k][at[k]++].bytes;
+      }
+      double bytes = v[0] + v[1] + v[2] + v[3];
+      if (with_partials) bytes = bytes + v[4] + v[5];
+      buffer[r] += bytes;
+    }
+  }
+}
+
 }  // namespace
 
 const EmbeddingTableSpec& placed_table(const EmbeddingTableSpec& t, const TablePlacement& p,
@@ -468,33 +495,17 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
   // One group: its matrices are the world's (moved at the end); replicas: one block per group.
   const bool blocks = g.matrices && groups > 1;
   if (blocks) {
-    costs.id_bytes.assign(world, std::vector<double>(world, 0.0));
-    costs.embedding_bytes.assign(world, std::vector<double>(world, 0.0));
-    if (!g.partials.empty()) costs.partial_bytes.assign(world, std::vector<double>(world, 0.0));
+    costs.id_bytes = ByteMatrix(world);
+    costs.embedding_bytes = ByteMatrix(world);
+    if (!g.partials.empty()) costs.partial_bytes = ByteMatrix(world);
   }
   const double dense_state = model.dense_state_bytes();
   const double activation_bytes = context.batch_per_gpu * model.activation_bytes_per_example();
-  // Each position's all-to-all buffers: what it sends and receives, over every peer in order. In
-  // blocks of positions, so the columns (what the others send it) are read a cache line at a
-  // time; each position's sum takes the same terms in the same order as peer by peer.
+  // Each position's all-to-all buffers: what it sends and receives, over every peer in order
+  // (the peers it exchanges nothing with add nothing).
   std::vector<double> buffer(group);
   for (int r = 0; r < group; ++r) buffer[r] = g.local[r].buffer_bytes;
-  if (g.matrices) {
-    constexpr int kBlock = 64;
-    const bool partials = !g.partials.empty();
-    for (int first = 0; first < group; first += kBlock) {
-      const int last = std::min(group, first + kBlock);
-      for (int o = 0; o < group; ++o) {
-        const std::vector<double>& ids_from = g.ids[o];
-        const std::vector<double>& embeddings_from = g.embeddings[o];
-        for (int r = first; r < last; ++r) {
-          double bytes = g.ids[r][o] + ids_from[r] + g.embeddings[r][o] + embeddings_from[r];
-          if (partials) bytes = bytes + g.partials[r][o] + g.partials[o][r];
-          buffer[r] += bytes;
-        }
-      }
-    }
-  }
+  if (g.matrices) add_buffer_bytes(g.ids, g.embeddings, g.partials, buffer);
   for (int k = 0; k < groups; ++k) {
     for (int r = 0; r < group; ++r) {
       RankLoad l = g.local[r];
@@ -502,13 +513,10 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
       l.activation_bytes = activation_bytes;
       l.buffer_bytes = buffer[r];
       if (blocks) {
-        std::copy(g.ids[r].begin(), g.ids[r].end(),
-                  costs.id_bytes[k * group + r].begin() + k * group);
-        std::copy(g.embeddings[r].begin(), g.embeddings[r].end(),
-                  costs.embedding_bytes[k * group + r].begin() + k * group);
+        costs.id_bytes.append(k * group + r, g.ids.row(r), k * group);
+        costs.embedding_bytes.append(k * group + r, g.embeddings.row(r), k * group);
         if (!g.partials.empty()) {
-          std::copy(g.partials[r].begin(), g.partials[r].end(),
-                    costs.partial_bytes[k * group + r].begin() + k * group);
+          costs.partial_bytes.append(k * group + r, g.partials.row(r), k * group);
         }
       }
       if (groups > 1) l.replica_sync_bytes = g.replica_unique_bytes[r];

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "models/spec/byte_matrix.h"
 #include "models/spec/cluster_spec.h"
 #include "models/spec/job_spec.h"
 #include "models/spec/recsys_model.h"
@@ -86,19 +87,17 @@ struct ShardCosts {
   std::vector<RankLoad> ranks;
   // Per step, [src][dst]: ids sent to the GPUs that own them, and pooled embeddings returned
   // (the backward all-to-all sends gradients of the same size the other way).
-  std::vector<std::vector<double>> id_bytes;
-  std::vector<std::vector<double>> embedding_bytes;
+  ByteMatrix id_bytes;
+  ByteMatrix embedding_bytes;
   // Per step, [src][dst] inside nodes: table-row-wise partial sums reduced onto each node's GPU
   // of the requester's rail before `embedding_bytes` leave (the backward gathers the gradients
-  // back the other way after them). Empty (no rows) without table-row-wise tables.
-  std::vector<std::vector<double>> partial_bytes;
+  // back the other way after them). Empty (size 0) without table-row-wise tables.
+  ByteMatrix partial_bytes;
   double global_sync_bytes =
       0;           // all-reduced over all GPUs per step: data-parallel tables, hot rows
   int groups = 1;  // replicas (2D)
   // Largest lookup load over the mean, over the GPUs of a group (1 = balanced).
   double imbalance() const;
-  double cross_group_bytes()
-      const;  // all-to-all bytes between GPUs of different groups (0 unless misuse)
 };
 
 // The table as placement `p` keeps it: `t` itself, or, when the placement moves it to another

@@ -195,9 +195,7 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
   // parameters; HugeCTR: one grouped all-reduce after the data-parallel embedding's local
   // reduce).
   st.bucket_bytes.back() += costs.global_sync_bytes;
-  for (const auto& row : costs.partial_bytes) {
-    for (const double b : row) st.partials = st.partials || b > 0;
-  }
+  st.partials = !costs.partial_bytes.empty() && costs.partial_bytes.entries() > 0;
   st.all_to_all_algorithm = job.all_to_all_algorithm
                                 ? *job.all_to_all_algorithm
                                 : pick_alltoallv_algorithm(cluster, runner.topology());

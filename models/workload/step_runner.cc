@@ -143,22 +143,25 @@ void StepRunner::describe_all_to_all(const Collective* c, ByteMatrixView bytes,
   constexpr std::size_t kMostArrows = 4096;  // beyond, a trace's arrows hide more than they show
   CollectiveInfo info;
   info.what = what;
-  const std::size_t n = bytes.size();
+  const int n = bytes.size();
   info.args.resize(n);
-  for (std::size_t a = 0; a < n; ++a) {
+  // Rows of what each rank sends and of what it receives.
+  const ByteMatrix other = bytes.matrix().transposed();
+  const ByteMatrix& out = bytes.transposed() ? other : bytes.matrix();
+  const ByteMatrix& in = bytes.transposed() ? bytes.matrix() : other;
+  for (int a = 0; a < n; ++a) {
     double sent = 0, received = 0;
     int to = 0, from = 0;
-    for (std::size_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      if (bytes(a, b) > 0) {
-        sent += bytes(a, b);
-        ++to;
-        info.pairs.emplace_back(static_cast<int>(a), static_cast<int>(b));
-      }
-      if (bytes(b, a) > 0) {
-        received += bytes(b, a);
-        ++from;
-      }
+    for (const ByteMatrix::Entry& e : out.row(a)) {
+      if (e.to == a) continue;
+      sent += e.bytes;
+      ++to;
+      info.pairs.emplace_back(a, e.to);
+    }
+    for (const ByteMatrix::Entry& e : in.row(a)) {
+      if (e.to == a) continue;
+      received += e.bytes;
+      ++from;
     }
     char text[64];
     std::snprintf(text, sizeof text, "%.6g", sent);
@@ -213,7 +216,7 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
 }
 
 Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
-  const AllToAllKey key{&bytes.rows(), bytes.transposed(), algorithm, per_node};
+  const AllToAllKey key{&bytes.matrix(), bytes.transposed(), algorithm, per_node};
   const bool flow = options_.network == NetworkModel::kFlow;
   // The plan: kept (and maybe made by an earlier simulation) when it is run as flows or shared.
   auto kept_plan = [&]() -> const std::shared_ptr<const CollectivePlan>& {

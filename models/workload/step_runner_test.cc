@@ -78,9 +78,10 @@ TEST(StepRunnerTest, AllToAllsOfOneMatrixShareOnePlan) {
     StepSimulationOptions options;
     options.network = network;
     StepRunner runner(cluster, 1, options, /*input_copies=*/false);
-    std::vector<std::vector<double>> m(4, std::vector<double>(4, 1e6));
-    m[0][1] = 3e6;
-    const auto copy = m;
+    std::vector<std::vector<double>> rows(4, std::vector<double>(4, 1e6));
+    rows[0][1] = 3e6;
+    const ByteMatrix m = ByteMatrix::from_rows(rows);
+    const ByteMatrix copy = m;
     runner.all_to_all(m, Algorithm::kDirect);
     runner.all_to_all(m, Algorithm::kDirect);
     EXPECT_EQ(runner.all_to_all_plans(), 1u);
@@ -100,7 +101,8 @@ TEST(StepRunnerTest, AnEstimatesAllToAllPlansServeTheFlowRunThatSharesThem) {
   // plans: the estimate makes the plan and keeps it, the flow run makes none. Without sharing an
   // analytic runner keeps no plan, and a flow runner makes its own.
   const ClusterSpec cluster = testing::small_node(4);
-  std::vector<std::vector<double>> m(4, std::vector<double>(4, 1e6));
+  const ByteMatrix m =
+      ByteMatrix::from_rows(std::vector<std::vector<double>>(4, std::vector<double>(4, 1e6)));
   StepSimulationOptions options;
   options.all_to_all_plans = std::make_shared<AllToAllPlans>();
   options.network = NetworkModel::kAnalytic;

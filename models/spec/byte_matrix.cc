@@ -1,0 +1,89 @@
+#include "models/spec/byte_matrix.h"
+
+#include <algorithm>
+
+#include "engine/check.h"
+
+namespace trainsim::models {
+
+namespace {
+
+bool before(const ByteMatrix::Entry& e, int to) { return e.to < to; }
+
+}  // namespace
+
+ByteMatrix::ByteMatrix(int ranks) : rows_(static_cast<std::size_t>(std::max(0, ranks))) {}
+
+ByteMatrix ByteMatrix::from_rows(const std::vector<std::vector<double>>& rows) {
+  ByteMatrix m(static_cast<int>(rows.size()));
+  for (std::size_t a = 0; a < rows.size(); ++a) {
+    TRAINSIM_ASSERT(rows[a].size() == rows.size(), "byte matrix is not square");
+    for (std::size_t b = 0; b < rows.size(); ++b) {
+      m.add(static_cast<int>(a), static_cast<int>(b), rows[a][b]);
+    }
+  }
+  return m;
+}
+
+void ByteMatrix::add(int from, int to, double bytes) {
+  if (!(bytes > 0)) return;
+  TRAINSIM_ASSERT(from >= 0 && from < size() && to >= 0 && to < size(), "pair outside the matrix");
+  std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
+  if (r.empty() || r.back().to < to) {
+    r.push_back({to, bytes});
+    return;
+  }
+  auto it = std::lower_bound(r.begin(), r.end(), to, before);
+  if (it != r.end() && it->to == to) {
+    it->bytes += bytes;
+  } else {
+    r.insert(it, {to, bytes});
+  }
+}
+
+void ByteMatrix::append(int from, std::span<const Entry> entries, int offset) {
+  std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
+  for (const Entry& e : entries) {
+    const int to = e.to + offset;
+    TRAINSIM_ASSERT(to < size() && (r.empty() || r.back().to < to), "entries out of order");
+    r.push_back({to, e.bytes});
+  }
+}
+
+double ByteMatrix::operator()(int from, int to) const {
+  const std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
+  auto it = std::lower_bound(r.begin(), r.end(), to, before);
+  return it != r.end() && it->to == to ? it->bytes : 0.0;
+}
+
+std::span<const ByteMatrix::Entry> ByteMatrix::row(int from, int first, int last) const {
+  const std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
+  auto begin = std::lower_bound(r.begin(), r.end(), first, before);
+  auto end = std::lower_bound(begin, r.end(), last, before);
+  return {r.data() + (begin - r.begin()), static_cast<std::size_t>(end - begin)};
+}
+
+std::size_t ByteMatrix::entries() const {
+  std::size_t n = 0;
+  for (const auto& r : rows_) n += r.size();
+  return n;
+}
+
+ByteMatrix ByteMatrix::transposed() const {
+  ByteMatrix t(size());
+  std::vector<std::size_t> counts(rows_.size(), 0);
+  for (const auto& r : rows_) {
+    for (const Entry& e : r) ++counts[static_cast<std::size_t>(e.to)];
+  }
+  for (std::size_t i = 0; i < rows_.size(); ++i) t.rows_[i].reserve(counts[i]);
+  for (std::size_t from = 0; from < rows_.size(); ++from) {
+    for (const Entry& e : rows_[from]) {
+      t.rows_[static_cast<std::size_t>(e.to)].push_back({static_cast<int>(from), e.bytes});
+    }
+  }
+  return t;
+}
+
+bool operator==(const ByteMatrix& a, const ByteMatrix& b) { return a.rows_ == b.rows_; }
+
+}  // namespace trainsim::models

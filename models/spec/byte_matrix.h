@@ -1,0 +1,61 @@
+// The bytes an all-to-all moves between every pair of ranks, kept row by row as the pairs that
+// carry any: on a large cluster an embedding plan's exchange touches few of them (a table-wise
+// table's ids go to its one GPU and its vectors come back from there), so a 16,384-GPU matrix
+// holds its few million pairs instead of 268 million, mostly zeros (2 GiB of doubles each).
+//
+// A row is a vector of (receiver, bytes) entries sorted by receiver, grown as bytes are added in
+// any order. (Eigen's SparseMatrix would need each row's size before its first insertion, and
+// would put Eigen in every header that names a byte matrix.)
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace trainsim::models {
+
+class ByteMatrix {
+ public:
+  struct Entry {
+    int to;
+    double bytes;
+  };
+
+  ByteMatrix() = default;
+  explicit ByteMatrix(int ranks);
+  // From dense rows: rows[from][to] (square).
+  static ByteMatrix from_rows(const std::vector<std::vector<double>>& rows);
+
+  // Ranks (rows and columns); 0 for a matrix that was never sized.
+  int size() const { return static_cast<int>(rows_.size()); }
+  bool empty() const { return rows_.empty(); }
+
+  // Adds `bytes` to what `from` sends `to` (nothing for bytes <= 0: absent pairs carry 0).
+  void add(int from, int to, double bytes);
+  // Appends a row's entries (ascending receivers, all above the row's last one), each shifted
+  // by `offset`: a block of a larger matrix.
+  void append(int from, std::span<const Entry> entries, int offset = 0);
+
+  // Bytes from `from` to `to` (0 for a pair that carries none).
+  double operator()(int from, int to) const;
+  // The pairs `from` sends to, by ascending receiver; `first`..`last` (exclusive) restricts the
+  // receivers.
+  std::span<const Entry> row(int from) const { return rows_[static_cast<std::size_t>(from)]; }
+  std::span<const Entry> row(int from, int first, int last) const;
+
+  // Pairs held.
+  std::size_t entries() const;
+  // The matrix the other way: (to, from) holds what (from, to) holds, rows by ascending sender.
+  ByteMatrix transposed() const;
+
+  friend bool operator==(const ByteMatrix&, const ByteMatrix&);
+
+ private:
+  std::vector<std::vector<Entry>> rows_;
+};
+
+inline bool operator==(const ByteMatrix::Entry& a, const ByteMatrix::Entry& b) {
+  return a.to == b.to && a.bytes == b.bytes;
+}
+
+}  // namespace trainsim::models
