@@ -520,9 +520,12 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
 
 // The plan of a grouped point-to-point operation: bytes(a, b) from rank a to rank b, through
 // the destination rail's GPU across nodes with PXN; caps from NCCL's channels per peer.
+// `pairs(first, end, add)` calls add(a, b, bytes) for the pairs of senders first..end-1 that
+// carry bytes, in an order that gives every flow its terms by sender, then by receiver.
+template <class Pairs>
 std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
                                          const ClusterTopology& topology, const NcclComm& comm,
-                                         ByteMatrixView bytes, bool pxn) {
+                                         Pairs&& pairs, bool pxn) {
   const int p = topology.gpu_count();
   const int g = topology.gpus_per_node;
   const double eff_intra = cluster.collectives.p2p_nvlink_efficiency;
@@ -546,7 +549,6 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
   // NCCL's channels for the last size asked (neighbouring pairs often carry the same bytes).
   double last_bytes = -1.0;
   int last_channels = 0;
-  const ByteMatrix& matrix = bytes.matrix();
   for (int first = 0; first < p; first += kNodesAtOnce * g) {
     const int end = std::min(p, first + kNodesAtOnce * g);
     auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
@@ -570,15 +572,7 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       if (proxy != a) charge(at(a, proxy), v, channels * nvlink_channel_bw);
       charge(at(proxy, b), v, channels * channel_bw);
     };
-    if (bytes.transposed()) {
-      for (int b = 0; b < p; ++b) {
-        for (const ByteMatrix::Entry& e : matrix.row(b, first, end)) add(e.to, b, e.bytes);
-      }
-    } else {
-      for (int a = first; a < end; ++a) {
-        for (const ByteMatrix::Entry& e : matrix.row(a)) add(a, e.to, e.bytes);
-      }
-    }
+    pairs(first, end, add);
     std::sort(touched.begin(), touched.end());
     for (const std::size_t i : touched) {
       const int a = first + static_cast<int>(i / p);
@@ -601,16 +595,42 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
   return plan;
 }
 
-ByteMatrix uniform_bytes(const CollectiveRequest& request, int p) {
-  ByteMatrix m(p);
-  for (int a = 0; a < p; ++a) {
-    if (request.op == CollectiveOp::kSendRecv) {
-      if (p > 1) m.add(a, (a + 1) % p, request.bytes);
+// A matrix's pairs: a transposed one read receivers outer, the senders' entries inner.
+std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
+                                         const ClusterTopology& topology, const NcclComm& comm,
+                                         ByteMatrixView bytes, bool pxn) {
+  const ByteMatrix& matrix = bytes.matrix();
+  auto pairs = [&](int first, int end, auto&& add) {
+    if (bytes.transposed()) {
+      for (int b = 0; b < matrix.size(); ++b) {
+        for (const ByteMatrix::Entry& e : matrix.row(b, first, end)) add(e.to, b, e.bytes);
+      }
     } else {
-      for (int b = 0; b < p; ++b) m.add(a, b, request.bytes / p);
+      for (int a = first; a < end; ++a) {
+        for (const ByteMatrix::Entry& e : matrix.row(a)) add(a, e.to, e.bytes);
+      }
     }
-  }
-  return m;
+  };
+  return p2p_plan(cluster, topology, comm, pairs, pxn);
+}
+
+// nccl-tests' uniform operation, without a matrix: alltoall sends size / ranks to every rank,
+// sendrecv its size to the next.
+std::shared_ptr<CollectivePlan> uniform_p2p_plan(const ClusterSpec& cluster,
+                                                 const ClusterTopology& topology,
+                                                 const NcclComm& comm,
+                                                 const CollectiveRequest& request, bool pxn) {
+  const int p = topology.gpu_count();
+  auto pairs = [&](int first, int end, auto&& add) {
+    for (int a = first; a < end; ++a) {
+      if (request.op == CollectiveOp::kSendRecv) {
+        if (p > 1) add(a, (a + 1) % p, request.bytes);
+      } else {
+        for (int b = 0; b < p; ++b) add(a, b, request.bytes / p);
+      }
+    }
+  };
+  return p2p_plan(cluster, topology, comm, pairs, pxn);
 }
 
 Protocol protocol_for(const ClusterSpec& cluster, const NcclComm& comm,
@@ -897,9 +917,7 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
     const Time latency = p2p_latency(cluster, comm, protocol, request.gpus_per_thread);
     if (topology.gpu_count() == 1) return latency;
     const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
-    return latency +
-           plan_time(router, *p2p_plan(cluster, topology, comm,
-                                       uniform_bytes(request, topology.gpu_count()), pxn));
+    return latency + plan_time(router, *uniform_p2p_plan(cluster, topology, comm, request, pxn));
   }
   // The streams' time scales with the size for a given shape (launched channels): cache it.
   const int channels =
@@ -940,9 +958,7 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
     }
     const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
     return std::make_unique<PlanCollective>(
-        simulation, network,
-        p2p_plan(cluster, topology, comm, uniform_bytes(request, topology.gpu_count()), pxn),
-        latency);
+        simulation, network, uniform_p2p_plan(cluster, topology, comm, request, pxn), latency);
   }
   const LoweredCollective lowered =
       lower_collective(network.router(), cluster, topology, comm, request, protocol);
