@@ -122,6 +122,8 @@ class FlowNetwork {
   void set_flow_observer(FlowObserver observer) { flow_observer_ = std::move(observer); }
 
   Router& router() { return *router_; }
+  // The same router, shared: a holder of route ids keeps the router they belong to alive.
+  const std::shared_ptr<Router>& shared_router() const { return router_; }
   const Topology& topology() const { return topology_; }
   const FlowNetworkCounters& counters() const { return counters_; }
 

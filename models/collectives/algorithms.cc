@@ -1042,10 +1042,12 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology,
                                            std::shared_ptr<const CollectivePlan> plan,
-                                           bool per_node) {
+                                           bool per_node,
+                                           std::shared_ptr<const PlanRoutes> routes) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return std::make_unique<PlanCollective>(simulation, network, std::move(plan),
-                                          p2p_latency(cluster, comm, Protocol::kSimple, 1));
+                                          p2p_latency(cluster, comm, Protocol::kSimple, 1),
+                                          std::move(routes));
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
@@ -1055,9 +1057,9 @@ Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTop
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const CollectivePlan& plan, bool per_node) {
+                    const CollectivePlan& plan, bool per_node, const PlanRoutes* routes) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
-  return p2p_latency(cluster, comm, Protocol::kSimple, 1) + plan_time(router, plan);
+  return p2p_latency(cluster, comm, Protocol::kSimple, 1) + plan_time(router, plan, routes);
 }
 
 namespace {

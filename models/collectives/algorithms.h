@@ -138,14 +138,15 @@ Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTop
                     ByteMatrixView bytes, Algorithm algorithm = Algorithm::kDirect,
                     bool per_node = false);
 // The same from a plan alltoallv_plan() made (for `per_node` as given there), so one plan can
-// serve every all-to-all of the same bytes.
-std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& network,
-                                           const ClusterSpec& cluster,
-                                           const ClusterTopology& topology,
-                                           std::shared_ptr<const class CollectivePlan> plan,
-                                           bool per_node);
+// serve every all-to-all of the same bytes, and from its routes on the network's router
+// (route_plan(); looked up when null).
+std::unique_ptr<Collective> make_alltoallv(
+    Simulation& simulation, FlowNetwork& network, const ClusterSpec& cluster,
+    const ClusterTopology& topology, std::shared_ptr<const class CollectivePlan> plan,
+    bool per_node, std::shared_ptr<const BigVector<RouteId>> routes = nullptr);
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
-                    const class CollectivePlan& plan, bool per_node);
+                    const class CollectivePlan& plan, bool per_node,
+                    const BigVector<RouteId>* routes = nullptr);
 
 // Ring all-reduce of `bytes` among some GPUs (`vertices`, in ring order, one per node: an NCCL
 // communicator of one GPU per node), as NCCL runs it.

@@ -86,11 +86,13 @@ PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, dou
 }
 
 PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
-                               std::shared_ptr<const CollectivePlan> plan, Time software_latency)
+                               std::shared_ptr<const CollectivePlan> plan, Time software_latency,
+                               std::shared_ptr<const PlanRoutes> routes)
     : sim_(simulation),
       network_(network),
       plan_(std::move(plan)),
       software_latency_(software_latency),
+      routes_(routes ? std::move(routes) : route_plan(network.router(), *plan_)),
       waiting_(plan_->dependency_counts()),
       gated_by_(plan_->participants()),
       obligations_(plan_->participants(), 0),
@@ -98,7 +100,7 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
       joined_(plan_->participants(), false) {
   // The transfers that wait for no other start together once every participant has joined.
   network_.reserve(static_cast<std::size_t>(std::count(waiting_.begin(), waiting_.end(), 0)));
-  routes_.reserve(plan_->size());
+  TRAINSIM_ASSERT(routes_->size() == plan_->size(), "routes of another plan");
   for (TransferId id = 0; id < plan_->size(); ++id) {
     const PlanTransfer& t = plan_->transfer(id);
     for (const int p : {t.sender, t.receiver}) {
@@ -113,8 +115,6 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
       --waiting_[id];
       gated_by_[t.sender].pop_back();
     }
-    // Route now, once per transfer, rather than each time a transfer starts.
-    routes_.push_back(network_.router().route(t.from, t.to));
   }
 }
 
@@ -136,25 +136,24 @@ void PlanCollective::release(TransferId id) {
 
 void PlanCollective::start(TransferId id) {
   const PlanTransfer& t = plan_->transfer(id);
-  network_.start(
-      routes_[id], t.bytes,
-      [this, id] {
-        const PlanTransfer& t = plan_->transfer(id);
-        for (const TransferId next : plan_->arrival_successors(id)) release(next);
-        if (t.receiver >= 0) {
-          --obligations_[t.receiver];
-          settle(t.receiver);
-        }
-      },
-      [this, id] {
-        const PlanTransfer& t = plan_->transfer(id);
-        for (const TransferId next : plan_->transmission_successors(id)) release(next);
-        if (t.sender >= 0) {
-          --obligations_[t.sender];
-          settle(t.sender);
-        }
-      },
-      t.rate_cap);
+  network_.start((*routes_)[id], t.bytes,
+                 [this, id] {
+                   const PlanTransfer& t = plan_->transfer(id);
+                   for (const TransferId next : plan_->arrival_successors(id)) release(next);
+                   if (t.receiver >= 0) {
+                     --obligations_[t.receiver];
+                     settle(t.receiver);
+                   }
+                 },
+                 [this, id] {
+                   const PlanTransfer& t = plan_->transfer(id);
+                   for (const TransferId next : plan_->transmission_successors(id)) release(next);
+                   if (t.sender >= 0) {
+                     --obligations_[t.sender];
+                     settle(t.sender);
+                   }
+                 },
+                 t.rate_cap);
 }
 
 void PlanCollective::settle(int participant) {
@@ -165,18 +164,30 @@ void PlanCollective::settle(int participant) {
   }
 }
 
-Time plan_time(Router& router, const CollectivePlan& plan) {
+std::shared_ptr<const PlanRoutes> route_plan(Router& router, const CollectivePlan& plan) {
+  auto routes = std::make_shared<PlanRoutes>();
+  routes->reserve(plan.size());
+  for (TransferId id = 0; id < plan.size(); ++id) {
+    const PlanTransfer& t = plan.transfer(id);
+    routes->push_back(router.route(t.from, t.to));
+  }
+  return routes;
+}
+
+Time plan_time(Router& router, const CollectivePlan& plan, const PlanRoutes* known_routes) {
   const std::size_t n = plan.size();
   // A transfer takes as long as the most loaded link on its route needs to carry its stage's
   // bytes (for equal transfers: bytes over the equal share, the max-min solver's answer; for
   // unequal ones, the time the bottleneck link stays busy). Transfers are taken stage by stage,
   // each stage's bytes summed per link in one array over all links.
-  std::vector<RouteId> routes(n);
+  std::shared_ptr<const PlanRoutes> looked_up;
+  if (!known_routes) looked_up = route_plan(router, plan);
+  const PlanRoutes& routes = known_routes ? *known_routes : *looked_up;
+  TRAINSIM_ASSERT(routes.size() == n, "routes of another plan");
   std::vector<std::uint32_t> stage_of(n);
   std::unordered_map<std::uint32_t, std::uint32_t> stage_index;
   for (TransferId id = 0; id < n; ++id) {
     const PlanTransfer& t = plan.transfer(id);
-    routes[id] = router.route(t.from, t.to);
     stage_of[id] = stage_index.try_emplace(t.stage, static_cast<std::uint32_t>(stage_index.size()))
                        .first->second;
   }

@@ -88,12 +88,20 @@ struct PipelinedTransfer {
 PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, double chunk,
                                 const std::vector<PipelinedTransfer>& upstream);
 
-// Runs a plan as flows. Participants join with Collective::join().
+// Every transfer's route on `router`, by transfer id: looked up once for a plan that runs many
+// times (each step's all-to-all of the same bytes), valid wherever that router is.
+using PlanRoutes = BigVector<RouteId>;
+std::shared_ptr<const PlanRoutes> route_plan(Router& router, const CollectivePlan& plan);
+
+// Runs a plan as flows. Participants join with Collective::join(). `routes`: the plan's routes on
+// the network's router, from route_plan() (looked up here when null).
 class PlanCollective final : public Collective {
  public:
   PlanCollective(Simulation& simulation, FlowNetwork& network,
-                 std::shared_ptr<const CollectivePlan> plan, Time software_latency);
+                 std::shared_ptr<const CollectivePlan> plan, Time software_latency,
+                 std::shared_ptr<const PlanRoutes> routes = nullptr);
   void join(int participant, std::function<void()> done) override;
+  const std::shared_ptr<const PlanRoutes>& routes() const { return routes_; }
 
  private:
   void release(TransferId id);
@@ -104,7 +112,7 @@ class PlanCollective final : public Collective {
   FlowNetwork& network_;
   std::shared_ptr<const CollectivePlan> plan_;
   Time software_latency_;
-  BigVector<RouteId> routes_;          // per transfer, looked up once
+  std::shared_ptr<const PlanRoutes> routes_;
   BigVector<std::uint32_t> waiting_;  // per transfer: dependencies + joins still missing
   std::vector<std::vector<TransferId>> gated_by_;  // per participant: transfers awaiting its join
   std::vector<std::uint32_t> obligations_;  // per participant: sends + receives not yet finished
@@ -112,7 +120,8 @@ class PlanCollective final : public Collective {
   std::vector<bool> joined_;
 };
 
-// Analytic time of a plan when every participant joins at time 0 (software latency not included).
-Time plan_time(Router& router, const CollectivePlan& plan);
+// Analytic time of a plan when every participant joins at time 0 (software latency not included);
+// `routes` as route_plan() gives them on `router` (looked up here when null).
+Time plan_time(Router& router, const CollectivePlan& plan, const PlanRoutes* routes = nullptr);
 
 }  // namespace trainsim::models

@@ -218,23 +218,31 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
 Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bool per_node) {
   const AllToAllKey key{&bytes.matrix(), bytes.transposed(), algorithm, per_node};
   const bool flow = options_.network == NetworkModel::kFlow;
-  // The plan: kept (and maybe made by an earlier simulation) when it is run as flows or shared.
-  auto kept_plan = [&]() -> const std::shared_ptr<const CollectivePlan>& {
+  // The plan and its routes: kept (and maybe made by an earlier simulation) when it is run as
+  // flows or shared.
+  auto kept_plan = [&]() -> AllToAllPlans::Kept {
     if (!all_to_all_plans_) all_to_all_plans_ = std::make_shared<AllToAllPlans>();
-    auto& plan = all_to_all_plans_->plans[key];
-    if (!plan) {
-      plan = alltoallv_plan(cluster_, topology_, bytes, algorithm, per_node);
+    auto& kept = all_to_all_plans_->plans[key];
+    if (!kept.plan) {
+      kept.plan = alltoallv_plan(cluster_, topology_, bytes, algorithm, per_node);
       ++all_to_all_plans_made_;
     }
-    return plan;
+    if (kept.router.get() == &network_.router()) return kept;
+    AllToAllPlans::Kept mine{kept.plan, route_plan(network_.router(), *kept.plan),
+                             network_.shared_router()};
+    if (!kept.routes) kept = mine;
+    return mine;
   };
   if (flow) {
+    const AllToAllPlans::Kept kept = kept_plan();
     collectives_.push_back(
-        make_alltoallv(sim_, network_, cluster_, topology_, kept_plan(), per_node));
+        make_alltoallv(sim_, network_, cluster_, topology_, kept.plan, per_node, kept.routes));
   } else {
     auto [at, made] = all_to_all_times_.try_emplace(key, 0);
     if (made && all_to_all_plans_) {
-      at->second = alltoallv_time(network_.router(), cluster_, topology_, *kept_plan(), per_node);
+      const AllToAllPlans::Kept kept = kept_plan();
+      at->second = alltoallv_time(network_.router(), cluster_, topology_, *kept.plan, per_node,
+                                  kept.routes.get());
     } else if (made) {
       at->second =
           alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node);

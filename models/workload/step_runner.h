@@ -48,10 +48,17 @@ struct SharedTopology {
 };
 
 // All-to-all plans by byte matrix (address), orientation, algorithm and communicator (per node or
-// whole), on one topology.
+// whole), on one topology, each with its transfers' routes on the router of the first runner
+// that looked them up (runners sharing that router, SharedTopology's, reuse them; others look
+// their own up).
 struct AllToAllPlans {
   using Key = std::tuple<const void*, bool, Algorithm, bool>;
-  std::map<Key, std::shared_ptr<const CollectivePlan>> plans;
+  struct Kept {
+    std::shared_ptr<const CollectivePlan> plan;
+    std::shared_ptr<const PlanRoutes> routes;
+    std::shared_ptr<const Router> router;  // the routes' (kept alive with them)
+  };
+  std::map<Key, Kept> plans;
 };
 
 // One simulation of a cluster's fabric: the topology of its first `nodes` nodes, the flow network

@@ -116,6 +116,11 @@ TEST(StepRunnerTest, AnEstimatesAllToAllPlansServeTheFlowRunThatSharesThem) {
   steps.all_to_all(ByteMatrixView(m, /*transposed=*/true), Algorithm::kDirect);
   EXPECT_EQ(steps.all_to_all_plans(), 1u);  // only the transposed one is new
   EXPECT_EQ(options.all_to_all_plans->plans.size(), 2u);
+  // Each plan keeps the routes of the first runner that looked them up (its own router here).
+  for (const auto& [key, kept] : options.all_to_all_plans->plans) {
+    ASSERT_TRUE(kept.routes && kept.router);
+    EXPECT_EQ(kept.routes->size(), kept.plan->size());
+  }
   options.all_to_all_plans.reset();
   StepRunner alone(cluster, 1, options, /*input_copies=*/false);
   alone.all_to_all(m, Algorithm::kDirect);
