@@ -2,7 +2,9 @@
 // against closed forms worked out by hand on uncontended fabrics.
 #include "models/collectives/algorithms.h"
 
+#include <map>
 #include <set>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -396,6 +398,57 @@ TEST(AlgorithmsTest, TransposedAllToAllvSendsEachPairsBytesTheOtherWay) {
         EXPECT_DOUBLE_EQ(a.bytes, (13e6 + 14e6) / eff_net);
       }
     }
+  }
+}
+
+TEST(AlgorithmsTest, AllToAllvPlansOverSeveralBlocksOfSendersSumEveryPairOnce) {
+  // 10 nodes x 2 GPUs: the plan sums its flows eight nodes of senders at a time, so this takes
+  // two blocks. Uneven bytes m[a][b] = 1 MB x (1 + (7a + 3b) mod 11), none where (a + b) mod 5
+  // is 0. With PXN, a pair across nodes adds its bytes to (a, proxy) and (proxy, b), the proxy
+  // being a's node's GPU on b's rail; inside a node, to (a, b). The flows worked out pair by pair
+  // here must be the plan's, in sender-then-receiver order, for the matrix and for a transposed
+  // view of its transpose alike.
+  constexpr int g = 2, nodes = 10, p = g * nodes;
+  const ClusterSpec spec = cluster(g);
+  const ClusterTopology topology = build_cluster_topology(spec, nodes);
+  std::vector<std::vector<double>> m(p, std::vector<double>(p, 0.0)), t = m;
+  std::map<std::pair<int, int>, double> expected;
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      if ((a + b) % 5 == 0) continue;
+      m[a][b] = 1e6 * (1 + (7 * a + 3 * b) % 11);
+      t[b][a] = m[a][b];
+      if (a == b) continue;
+      if (a / g == b / g) {
+        expected[{a, b}] += m[a][b];
+        continue;
+      }
+      const int proxy = (a / g) * g + b % g;
+      if (proxy != a) expected[{a, proxy}] += m[a][b];
+      expected[{proxy, b}] += m[a][b];
+    }
+  }
+  const ByteMatrix stored = ByteMatrix::from_rows(m), transpose = ByteMatrix::from_rows(t);
+  const double eff_intra = spec.collectives.p2p_nvlink_efficiency;
+  const double eff_net = spec.collectives.p2p_network_efficiency;
+  const auto plain = alltoallv_plan(spec, topology, stored, Algorithm::kTwoD);
+  const auto view =
+      alltoallv_plan(spec, topology, ByteMatrixView(transpose, true), Algorithm::kTwoD);
+  ASSERT_EQ(plain->size(), expected.size());
+  ASSERT_EQ(view->size(), expected.size());
+  TransferId id = 0;
+  for (const auto& [pair, bytes] : expected) {
+    const PlanTransfer& a = plain->transfer(id);
+    const PlanTransfer& b = view->transfer(id);
+    ++id;
+    EXPECT_EQ(a.sender, pair.first);
+    EXPECT_EQ(a.receiver, pair.second);
+    const double eff = pair.first / g == pair.second / g ? eff_intra : eff_net;
+    EXPECT_NEAR(a.bytes, bytes / eff, 1e-6 * bytes) << pair.first << " -> " << pair.second;
+    EXPECT_EQ(b.sender, a.sender);
+    EXPECT_EQ(b.receiver, a.receiver);
+    EXPECT_EQ(b.bytes, a.bytes);
+    EXPECT_EQ(b.rate_cap, a.rate_cap);
   }
 }
 

@@ -75,7 +75,8 @@ class TableCosts {
         t_(t),
         p_(p),
         hot_(std::min(p.hot_rows, t.rows)),
-        cold_mass_(1.0 - t.access.mass(1, hot_)),
+        // (Not below 0 when the hot rows are the whole table and their mass rounds above 1.)
+        cold_mass_(std::max(0.0, 1.0 - t.access.mass(1, hot_))),
         draws_(g.batch * g.group * t.pooling),
         all_draws_(draws_ * g.groups),
         state_per_row_(t.dim * g.model.embedding_optimizer.state_bytes_per_parameter) {}

@@ -26,8 +26,8 @@ ByteMatrix ByteMatrix::from_rows(const std::vector<std::vector<double>>& rows) {
 }
 
 void ByteMatrix::add(int from, int to, double bytes) {
-  if (!(bytes > 0)) return;
   TRAINSIM_ASSERT(from >= 0 && from < size() && to >= 0 && to < size(), "pair outside the matrix");
+  if (!(bytes > 0)) return;
   std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
   if (r.empty() || r.back().to < to) {
     r.push_back({to, bytes});
@@ -42,10 +42,13 @@ void ByteMatrix::add(int from, int to, double bytes) {
 }
 
 void ByteMatrix::append(int from, std::span<const Entry> entries, int offset) {
+  TRAINSIM_ASSERT(from >= 0 && from < size(), "row outside the matrix");
   std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
   for (const Entry& e : entries) {
     const int to = e.to + offset;
-    TRAINSIM_ASSERT(to < size() && (r.empty() || r.back().to < to), "entries out of order");
+    TRAINSIM_ASSERT(to >= 0 && to < size() && (r.empty() || r.back().to < to),
+                    "entries outside the matrix or out of order");
+    TRAINSIM_ASSERT(e.bytes > 0, "an entry without bytes");
     r.push_back({to, e.bytes});
   }
 }

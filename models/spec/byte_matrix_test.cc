@@ -65,6 +65,29 @@ TEST(ByteMatrixTest, MatchesADenseMatrixAndItsTranspose) {
   EXPECT_EQ(t.transposed(), m);
 }
 
+TEST(ByteMatrixTest, EmptyMatricesAndRangesHoldNothing) {
+  const ByteMatrix none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.size(), 0);
+  EXPECT_TRUE(none.transposed().empty());
+  ByteMatrix m(3);
+  EXPECT_FALSE(m.empty());
+  EXPECT_EQ(m.entries(), 0u);
+  EXPECT_EQ(m.transposed(), m);
+  m.add(0, 2, 1.0);
+  m.add(0, 1, 1.0);
+  EXPECT_TRUE(m.row(0, 2, 1).empty());  // a range that ends before it starts
+  EXPECT_TRUE(m.row(0, 0, 1).empty());  // receiver 0 alone
+  EXPECT_EQ(m.row(0, 0, 3).size(), 2u);
+  ByteMatrix other(3);
+  other.add(0, 2, 1.0);
+  EXPECT_FALSE(other == m);
+  other.add(0, 1, 1.0);
+  EXPECT_TRUE(other == m);
+  other.add(0, 1, 1.0);
+  EXPECT_FALSE(other == m);  // same pairs, other bytes
+}
+
 TEST(ByteMatrixTest, AppendedBlocksLandAtTheirOffset) {
   ByteMatrix block(2);
   block.add(0, 1, 3.0);
