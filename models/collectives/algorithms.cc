@@ -783,6 +783,13 @@ double stage_seconds(const Topology& topology, const std::vector<Stream>& stream
   using Entry = std::pair<double, std::size_t>;
   std::vector<Entry> heap;
   const auto later = std::greater<Entry>{};
+  // The streams by rate cap, then index: the first one not fixed has the smallest cap left (the
+  // lowest index among equal caps).
+  std::vector<std::uint32_t> by_cap(n);
+  std::iota(by_cap.begin(), by_cap.end(), 0u);
+  std::stable_sort(by_cap.begin(), by_cap.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return streams[a].rate_cap < streams[b].rate_cap;
+  });
   double elapsed = 0.0;
   while (left > 0) {
     // Max-min rates of the active streams (progressive filling, weighted by multiplicity).
@@ -801,6 +808,7 @@ double stage_seconds(const Topology& topology, const std::vector<Stream>& stream
     }
     std::make_heap(heap.begin(), heap.end(), later);
     std::size_t unfixed = left;
+    std::size_t next_cap = 0;  // in `by_cap`: fixed streams only before it
     while (unfixed > 0) {
       double share = std::numeric_limits<double>::infinity();
       std::size_t bottleneck = ids.size();
@@ -823,11 +831,10 @@ double stage_seconds(const Topology& topology, const std::vector<Stream>& stream
         break;
       }
       std::size_t capped = n;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!fixed[i] && streams[i].rate_cap < share) {
-          share = streams[i].rate_cap;
-          capped = i;
-        }
+      while (next_cap < n && fixed[by_cap[next_cap]]) ++next_cap;
+      if (next_cap < n && streams[by_cap[next_cap]].rate_cap < share) {
+        capped = by_cap[next_cap];
+        share = streams[capped].rate_cap;
       }
       auto fix = [&](std::size_t i, double r) {
         fixed[i] = true;

@@ -362,6 +362,24 @@ TEST(AlgorithmsTest, StageSecondsSharesLinksByMaxMinCountingRepeatedHops) {
   EXPECT_NEAR(stage_seconds(topology, streams, 1000), 30.0, 1e-9);
 }
 
+TEST(AlgorithmsTest, StageSecondsHoldsCappedStreamsToTheirCaps) {
+  // One 100 B/s link, 1000 bytes per stream. S1 (cap 20 B/s) is fixed first, under the fair
+  // share of 33.3; then S0 (cap 30) under the share of 40 left; the uncapped S2 takes the
+  // remaining 50 B/s and ends at 20 s. S0 and S1 stay at their caps: S0 ends at 33.3 s, S1 at
+  // 50 s. Without the caps the three would share the link equally and end together at 30 s.
+  Topology topology;
+  const VertexId a = topology.add_vertex("a", false), b = topology.add_vertex("b", false);
+  const LinkId link = topology.add_link(a, b, 100, 0);
+  std::vector<Stream> streams(3);
+  for (Stream& s : streams) {
+    s.links = {link};
+    s.bytes_per_byte = 1.0;
+  }
+  streams[0].rate_cap = 30;
+  streams[1].rate_cap = 20;
+  EXPECT_NEAR(stage_seconds(topology, streams, 1000), 50.0, 1e-9);
+}
+
 TEST(AlgorithmsTest, TransposedAllToAllvSendsEachPairsBytesTheOtherWay) {
   // 2 nodes x 2 GPUs, uneven bytes m[a][b] = 1 MB x (1 + 4a + b). Read transposed, GPU a sends
   // GPU b m[b][a]: with PXN, GPU 0 sends GPU 1 its own m[1][0] = 5 MB plus m[3][0] = 13 MB bound
