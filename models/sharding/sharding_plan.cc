@@ -487,6 +487,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     EmbeddingTableSpec moved;
     TableCosts(g, placed_table(t, p, moved), p).add(ti);
   }
+  g.ids.consolidate();
+  g.embeddings.consolidate();
+  g.partials.consolidate();
 
   // Dense network (replicated), activations and all-to-all buffers, then the same for every group.
   ShardCosts costs;

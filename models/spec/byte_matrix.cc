@@ -12,7 +12,8 @@ bool before(const ByteMatrix::Entry& e, int to) { return e.to < to; }
 
 }  // namespace
 
-ByteMatrix::ByteMatrix(int ranks) : rows_(static_cast<std::size_t>(std::max(0, ranks))) {}
+ByteMatrix::ByteMatrix(int ranks)
+    : rows_(static_cast<std::size_t>(std::max(0, ranks))), pending_rows_(rows_.size()) {}
 
 ByteMatrix ByteMatrix::from_rows(const std::vector<std::vector<double>>& rows) {
   ByteMatrix m(static_cast<int>(rows.size()));
@@ -36,9 +37,41 @@ void ByteMatrix::add(int from, int to, double bytes) {
   auto it = std::lower_bound(r.begin(), r.end(), to, before);
   if (it != r.end() && it->to == to) {
     it->bytes += bytes;
-  } else {
-    r.insert(it, {to, bytes});
+    return;
   }
+  // New to the row and below its last receiver: it waits (a receiver waiting here stays below
+  // the row's last one, so its later bytes wait here too, in order).
+  std::vector<Entry>& waiting = pending_rows_[static_cast<std::size_t>(from)];
+  waiting.push_back({to, bytes});
+  ++pending_;
+  if (waiting.size() >= std::max<std::size_t>(16, r.size())) fold(static_cast<std::size_t>(from));
+}
+
+void ByteMatrix::fold(std::size_t from) {
+  std::vector<Entry>& waiting = pending_rows_[from];
+  if (waiting.empty()) return;
+  std::stable_sort(waiting.begin(), waiting.end(),
+                   [](const Entry& a, const Entry& b) { return a.to < b.to; });
+  const std::vector<Entry>& r = rows_[from];
+  std::vector<Entry> merged;
+  merged.reserve(r.size() + waiting.size());
+  std::size_t i = 0;
+  for (std::size_t j = 0; j < waiting.size();) {
+    while (i < r.size() && r[i].to < waiting[j].to) merged.push_back(r[i++]);
+    // Never in the row itself: a receiver there takes its bytes there.
+    Entry e = waiting[j++];
+    while (j < waiting.size() && waiting[j].to == e.to) e.bytes += waiting[j++].bytes;
+    merged.push_back(e);
+  }
+  merged.insert(merged.end(), r.begin() + static_cast<std::ptrdiff_t>(i), r.end());
+  rows_[from] = std::move(merged);
+  pending_ -= waiting.size();
+  waiting.clear();
+  waiting.shrink_to_fit();
+}
+
+void ByteMatrix::consolidate() {
+  for (std::size_t from = 0; pending_ > 0 && from < rows_.size(); ++from) fold(from);
 }
 
 void ByteMatrix::append(int from, std::span<const Entry> entries, int offset) {
@@ -54,12 +87,14 @@ void ByteMatrix::append(int from, std::span<const Entry> entries, int offset) {
 }
 
 double ByteMatrix::operator()(int from, int to) const {
+  TRAINSIM_ASSERT(consolidated(), "a byte matrix read before consolidate()");
   const std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
   auto it = std::lower_bound(r.begin(), r.end(), to, before);
   return it != r.end() && it->to == to ? it->bytes : 0.0;
 }
 
 std::span<const ByteMatrix::Entry> ByteMatrix::row(int from, int first, int last) const {
+  TRAINSIM_ASSERT(consolidated(), "a byte matrix read before consolidate()");
   const std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
   auto begin = std::lower_bound(r.begin(), r.end(), first, before);
   auto end = std::lower_bound(begin, r.end(), last, before);
@@ -67,12 +102,14 @@ std::span<const ByteMatrix::Entry> ByteMatrix::row(int from, int first, int last
 }
 
 std::size_t ByteMatrix::entries() const {
+  TRAINSIM_ASSERT(consolidated(), "a byte matrix read before consolidate()");
   std::size_t n = 0;
   for (const auto& r : rows_) n += r.size();
   return n;
 }
 
 ByteMatrix ByteMatrix::transposed() const {
+  TRAINSIM_ASSERT(consolidated(), "a byte matrix read before consolidate()");
   ByteMatrix t(size());
   std::vector<std::size_t> counts(rows_.size(), 0);
   for (const auto& r : rows_) {
@@ -87,6 +124,9 @@ ByteMatrix ByteMatrix::transposed() const {
   return t;
 }
 
-bool operator==(const ByteMatrix& a, const ByteMatrix& b) { return a.rows_ == b.rows_; }
+bool operator==(const ByteMatrix& a, const ByteMatrix& b) {
+  TRAINSIM_ASSERT(a.consolidated() && b.consolidated(), "a byte matrix read before consolidate()");
+  return a.rows_ == b.rows_;
+}
 
 }  // namespace trainsim::models

@@ -17,6 +17,9 @@ TEST(ByteMatrixTest, AddsInAnyOrderAndKeepsRowsSortedWithoutZeros) {
   m.add(1, 2, -1.0);  // nothing
   m.add(1, 3, 1.5);
   m.add(2, 1, 4.0);
+  EXPECT_FALSE(m.consolidated());  // (1, 0) came after (1, 3)
+  m.consolidate();
+  EXPECT_TRUE(m.consolidated());
   EXPECT_EQ(m.size(), 4);
   EXPECT_EQ(m.entries(), 3u);
   ASSERT_EQ(m.row(1).size(), 2u);
@@ -47,6 +50,7 @@ TEST(ByteMatrixTest, MatchesADenseMatrixAndItsTranspose) {
     dense[a][b] += v;
     m.add(a, b, v);
   }
+  m.consolidate();
   const ByteMatrix t = m.transposed();
   std::size_t nonzero = 0;
   for (int a = 0; a < n; ++a) {
@@ -65,6 +69,28 @@ TEST(ByteMatrixTest, MatchesADenseMatrixAndItsTranspose) {
   EXPECT_EQ(t.transposed(), m);
 }
 
+TEST(ByteMatrixTest, PairsAddedOutOfOrderSumInTheOrderTheyCame) {
+  // Row 0 gets receivers in descending order, many times over, so pairs wait and are folded in
+  // again and again; each pair's bytes must come out as the same additions in the same order
+  // (1 + 1e16 + 3 differs from 1e16 + 1 + 3 in doubles), as a dense row accumulates them.
+  constexpr int n = 200;
+  ByteMatrix m(n);
+  std::vector<double> dense(n, 0.0);
+  for (int round = 0; round < 5; ++round) {
+    for (int to = n - 1; to >= 0; --to) {
+      const double v = (round == 2 && to % 3 == 0) ? 1e16 : 1.0 + to % 7;
+      m.add(0, to, v);
+      dense[to] += v;
+    }
+  }
+  m.consolidate();
+  ASSERT_EQ(m.row(0).size(), static_cast<std::size_t>(n));
+  for (int to = 0; to < n; ++to) {
+    EXPECT_EQ(m.row(0)[to].to, to);
+    EXPECT_EQ(m(0, to), dense[to]) << to;
+  }
+}
+
 TEST(ByteMatrixTest, EmptyMatricesAndRangesHoldNothing) {
   const ByteMatrix none;
   EXPECT_TRUE(none.empty());
@@ -76,6 +102,7 @@ TEST(ByteMatrixTest, EmptyMatricesAndRangesHoldNothing) {
   EXPECT_EQ(m.transposed(), m);
   m.add(0, 2, 1.0);
   m.add(0, 1, 1.0);
+  m.consolidate();
   EXPECT_TRUE(m.row(0, 2, 1).empty());  // a range that ends before it starts
   EXPECT_TRUE(m.row(0, 0, 1).empty());  // receiver 0 alone
   EXPECT_EQ(m.row(0, 0, 3).size(), 2u);
@@ -83,6 +110,7 @@ TEST(ByteMatrixTest, EmptyMatricesAndRangesHoldNothing) {
   other.add(0, 2, 1.0);
   EXPECT_FALSE(other == m);
   other.add(0, 1, 1.0);
+  other.consolidate();
   EXPECT_TRUE(other == m);
   other.add(0, 1, 1.0);
   EXPECT_FALSE(other == m);  // same pairs, other bytes
