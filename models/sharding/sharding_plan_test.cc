@@ -137,6 +137,46 @@ TEST(ShardingPlanTest, ColumnWiseShardsReturnTheirColumnsForEverySample) {
   EXPECT_DOUBLE_EQ(c.imbalance(), 2.0);  // GPUs 2 and 3 serve nothing: max 2x the mean
 }
 
+TEST(ShardingPlanTest, EachGpusBuffersAreWhatItSendsAndReceivesPeerByPeer) {
+  // 2 nodes of 4 GPUs, four tables under a Zipf law (uneven shares): table-wise on GPU 5,
+  // row-wise over GPUs listed out of order (7, 2, 4, 1), table-row-wise over node 1 listed
+  // backwards, column-wise over GPUs 6 and 3. A GPU's all-to-all buffers hold, peer by peer
+  // (itself included), the ids it sends and gets, the vectors it sends and gets and the partial
+  // sums it sends and gets: the same sum, term for term, as the matrices give it here.
+  RecsysModelSpec m = small_model(AccessDistribution::zipf(1000, 1.1));
+  m.tables.push_back(m.tables[0]);
+  m.tables.push_back(m.tables[1]);
+  m.tables[2].name = "t2";
+  m.tables[3].name = "t3";
+  const ShardingContext ctx = context(m, 8, 4);
+  const ShardingPlan plan{"mixed",
+                          8,
+                          {{ShardingStrategy::kTableWise, {5}, 0},
+                           {ShardingStrategy::kRowWise, {7, 2, 4, 1}, 0},
+                           {ShardingStrategy::kTableRowWise, {7, 6, 5, 4}, 0},
+                           {ShardingStrategy::kColumnWise, {6, 3}, 0}}};
+  const ShardCosts c = compute_shard_costs(plan, ctx);
+  ASSERT_EQ(c.partial_bytes.size(), 8);
+  for (int r = 0; r < 8; ++r) {
+    double buffer = 0;
+    for (int o = 0; o < 8; ++o) {
+      double bytes =
+          c.id_bytes(r, o) + c.id_bytes(o, r) + c.embedding_bytes(r, o) + c.embedding_bytes(o, r);
+      bytes = bytes + c.partial_bytes(r, o) + c.partial_bytes(o, r);
+      buffer += bytes;
+    }
+    EXPECT_GT(buffer, 0) << r;
+    EXPECT_EQ(c.ranks[r].buffer_bytes, buffer) << r;
+  }
+  // Every requester sends GPU 5 at least its ids of table 0 (100 x 2 ids of 8 B) and gets at
+  // least 100 vectors of 8 fp32 back (GPU 5 also holds a table-row-wise shard).
+  for (int r = 0; r < 8; ++r) {
+    if (r == 5) continue;
+    EXPECT_GE(c.id_bytes(r, 5), 1600) << r;
+    EXPECT_GE(c.embedding_bytes(5, r), 3200) << r;
+  }
+}
+
 TEST(ShardingPlanTest, TableRowWiseReducesInsideEachNodeThenSendsOnTheRails) {
   // 2 nodes of 2 GPUs, batch 100, dim 8 fp32 (a pooled vector is 32 B, a batch's 3200 B).
   // Table 0 row-wise over node 0 (GPUs 0, 1); table 1 over both nodes.
