@@ -239,11 +239,10 @@ int run_shard(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const models::ByteMatrix partials_in = costs.partial_bytes.transposed();
     for (std::size_t i = 0; i < costs.ranks.size(); ++i) {
       const int a = static_cast<int>(i);
-      const std::span<const models::ByteMatrix::Entry> none;
       const double sent = pairwise_sum(costs.embedding_bytes.row(a), partials_of(costs, a), a,
                                        /*skip_self_first=*/false);
       const double received =
-          pairwise_sum(embeddings_in.row(a), partials_in.empty() ? none : partials_in.row(a), a,
+          pairwise_sum(embeddings_in.row(a), partials_in.empty() ? Row() : partials_in.row(a), a,
                        /*skip_self_first=*/false);
       for (const models::ByteMatrix::Entry& e : costs.embedding_bytes.row(a)) {
         if (a / cluster.gpus_per_node != e.to / cluster.gpus_per_node)

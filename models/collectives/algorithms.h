@@ -95,7 +95,7 @@ PickedAlgorithm pick_algorithm(Router& router, const ClusterSpec& cluster,
                                AnalyticCache* cache = nullptr, int gpus_per_thread = 1,
                                bool with_time = true);
 
-// A byte matrix as an all-to-all reads it: bytes(src, dst) is matrix(src, dst), or
+// A byte matrix as an all-to-all reads it: what src sends dst is matrix(src, dst), or
 // matrix(dst, src) when `transposed` (the backward all-to-all sends the forward's bytes the other
 // way, without a transposed copy). Refers to the matrix; it must outlive the view.
 class ByteMatrixView {
@@ -103,9 +103,6 @@ class ByteMatrixView {
   ByteMatrixView(const ByteMatrix& matrix, bool transposed = false)  // NOLINT
       : matrix_(&matrix), transposed_(transposed) {}
   int size() const { return matrix_->size(); }
-  double operator()(int from, int to) const {
-    return transposed_ ? (*matrix_)(to, from) : (*matrix_)(from, to);
-  }
   // The matrix as stored: its row i holds (i, j), or (j, i) when transposed.
   bool transposed() const { return transposed_; }
   const ByteMatrix& matrix() const { return *matrix_; }

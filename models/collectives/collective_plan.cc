@@ -136,24 +136,21 @@ void PlanCollective::release(TransferId id) {
 
 void PlanCollective::start(TransferId id) {
   const PlanTransfer& t = plan_->transfer(id);
-  network_.start((*routes_)[id], t.bytes,
-                 [this, id] {
-                   const PlanTransfer& t = plan_->transfer(id);
-                   for (const TransferId next : plan_->arrival_successors(id)) release(next);
-                   if (t.receiver >= 0) {
-                     --obligations_[t.receiver];
-                     settle(t.receiver);
-                   }
-                 },
-                 [this, id] {
-                   const PlanTransfer& t = plan_->transfer(id);
-                   for (const TransferId next : plan_->transmission_successors(id)) release(next);
-                   if (t.sender >= 0) {
-                     --obligations_[t.sender];
-                     settle(t.sender);
-                   }
-                 },
-                 t.rate_cap);
+  network_.start((*routes_)[id], t.bytes, [this, id] { finished(id, /*arrived=*/true); },
+                 [this, id] { finished(id, /*arrived=*/false); }, t.rate_cap);
+}
+
+void PlanCollective::finished(TransferId id, bool arrived) {
+  const PlanTransfer& t = plan_->transfer(id);
+  for (const TransferId next :
+       arrived ? plan_->arrival_successors(id) : plan_->transmission_successors(id)) {
+    release(next);
+  }
+  const int participant = arrived ? t.receiver : t.sender;
+  if (participant >= 0) {
+    --obligations_[participant];
+    settle(participant);
+  }
 }
 
 void PlanCollective::settle(int participant) {

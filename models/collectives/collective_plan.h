@@ -106,6 +106,9 @@ class PlanCollective final : public Collective {
  private:
   void release(TransferId id);
   void start(TransferId id);
+  // The transfer's last byte arrived (its receiver's part) or left (its sender's): the
+  // transfers that wait for that are released, and the participant's obligation met.
+  void finished(TransferId id, bool arrived);
   void settle(int participant);
 
   Simulation& sim_;
