@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Times `trainsim predict` on the recommender jobs (flow mode, one thread) and prints wall time and
-# peak memory per run. Usage: bash bench/recsys_predict.sh [path/to/trainsim]
+# Times `trainsim predict` on the recommender jobs (flow mode; one thread, then the 1..128-node
+# studies again on every core, as predict runs by default) and prints wall time and peak memory per
+# run. Usage: bash bench/recsys_predict.sh [path/to/trainsim]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trainsim=${1:-build/tools/trainsim}
@@ -10,13 +11,15 @@ command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (Debian packa
 run() {
   local label=$1
   shift
-  /usr/bin/time -f "%e %M" -o /tmp/trainsim_bench_time "$trainsim" "$@" >/dev/null
+  /usr/bin/time -f "%e %M" -o /tmp/trainsim_bench_time "$trainsim" "$@" ${threads:+--threads $threads} \
+    >/dev/null
   read -r seconds kib </tmp/trainsim_bench_time
   printf '%-58s %8.2f s %8.0f MiB\n' "$label" "$seconds" "$((kib / 1024))"
 }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 printf '%-58s %10s %12s\n' "run" "wall" "peak RSS"
+threads=1  # predict's node counts one after another (shard has no --threads)
 run "dlrm-dcnv2, dgx-h100, 1,2,4,...,128 nodes (target < 5 s)" \
   predict --job configs/jobs/dlrm-dcnv2.yaml --nodes 1,2,4,8,16,32,64,128
 # The same without the job's dataloader and checkpoint sections: what the input pipeline and
@@ -42,6 +45,12 @@ run "foundation-baseline, cloud-a100-4x100g, 1,2,4,8 nodes" \
   predict --job configs/jobs/foundation-baseline.yaml --nodes 1,2,4,8
 run "foundation-optimized, cloud-a100-4x100g, 1,2,4,8 nodes" \
   predict --job configs/jobs/foundation-optimized.yaml --nodes 1,2,4,8
+threads=
 run "shard, dlrm-dcnv2, 16 nodes (analytic ranking)" \
   shard --job configs/jobs/dlrm-dcnv2.yaml --nodes 16
+# predict as it runs by default: node counts at once on every core, largest first.
+run "dlrm-dcnv2, 1,2,4,...,128 nodes, all $(nproc) cores" \
+  predict --job configs/jobs/dlrm-dcnv2.yaml --nodes 1,2,4,8,16,32,64,128
+run "dlrm-dcnv2-mlperf (HugeCTR's plan), 1..128 nodes, all $(nproc) cores" \
+  predict --job configs/jobs/dlrm-dcnv2-mlperf.yaml --nodes 1,2,4,8,16,32,64,128
 rm -f /tmp/trainsim_bench_time

@@ -113,6 +113,37 @@ TEST(CliTest, SameInputsGiveByteIdenticalOutput) {
   EXPECT_EQ(read_file(t1), read_file(t2));
 }
 
+TEST(CliTest, NodeCountsRunInParallelWithTheSameOutput) {
+  // --threads runs node counts at once (largest first); the bytes do not depend on it (a dense
+  // model, and a recommender whose plans and caches the node counts share), and an error is the
+  // smallest failing node count's, as on one thread: a sharding group of 24 GPUs fails on 1 and 2
+  // nodes of 8 GPUs (it does not divide 8 or 16) and fits 3.
+  auto with_threads = [&](std::vector<std::string> a, const char* threads) {
+    a.insert(a.end(), {"--threads", threads});
+    return run(a);
+  };
+  const std::string job = "configs/jobs/dlrm-dcnv2.yaml";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"predict", "--nodes", "1,2,4", "--format", "json"},
+        std::vector<std::string>{"predict", "--job", job, "--nodes", "1,2,4,8", "--format",
+                                 "json"}}) {
+    const Result one = with_threads(args, "1");
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_EQ(with_threads(args, "2").out, one.out);
+    EXPECT_EQ(with_threads(args, "3").out, one.out);
+  }
+  const std::vector<std::string> bad = {"predict",  "--job", job,
+                                        "--nodes",  "1,2,3", "--network",
+                                        "analytic", "--set", "job.sharding.group=24"};
+  for (const char* threads : {"1", "2"}) {
+    const Result r = with_threads(bad, threads);
+    EXPECT_EQ(r.status, 2) << threads;
+    EXPECT_NE(r.err.find("a sharding group of 24 GPUs does not divide 8 GPUs"), std::string::npos)
+        << threads << ": " << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
 TEST(CliTest, RepeatGivesTheMeanAndIntervalOverSeeds) {
   // Every GPU's slowdown drawn per run: --repeat 3 runs seeds 5, 6, 7; the first run is the table,
   // and the interval is the runs' own; the same command gives the same bytes.

@@ -71,7 +71,8 @@ po::options_description predict_options() {
      "everything random drawn afresh) and give the mean and 95% confidence interval of "
      "throughput, speedup, efficiency and step time in every output format")
     ("threads", po::value<int>()->default_value(0),
-     "--repeat: runs simulated at once (0: all cores); the output does not depend on it");
+     "node counts (largest first) and --repeat runs simulated at once (0: all cores); the "
+     "output does not depend on it");
   // clang-format on
   add_study_options(o);
   return o;
@@ -321,6 +322,7 @@ int run_predict(const std::vector<std::string>& args, std::ostream& out, std::os
     };
   }
   const RepeatOptions repeat = parse_repeat_options(vm);
+  study_options.threads = repeat.threads;
   const models::ScalingStudy study =
       models::run_repeated_scaling_study(cluster, workload, nodes, study_options, repeat.runs,
                                          repeat.threads, uncertainty_draw(cluster));

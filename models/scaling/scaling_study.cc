@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <optional>
 
 #include <boost/math/distributions/students_t.hpp>
@@ -311,13 +314,42 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
       resolve_batch_scaling(workload, options.scaling, node_counts.front() * cluster.gpus_per_node,
                             node_counts.back() * cluster.gpus_per_node);
   study.target = resolve_quality_target(workload, options.target_quality, options.target_origin);
-  for (const int nodes : node_counts) {
+  // Each node count into its own slot. With several threads, each iteration takes the largest
+  // node count not yet taken (the largest cost the most), so the study takes about as long as its
+  // largest point when the others fit beside it. An error is the smallest failing node count's,
+  // as when they run one after another.
+  const std::size_t n = node_counts.size();
+  study.points.resize(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  std::mutex progress;
+  std::size_t done = 0;
+  auto simulate = [&](std::size_t i) {
+    const int nodes = node_counts[i];
     StepSimulationOptions sim_options = options.simulation;
-    sim_options.keep_trace = nodes == options.trace_nodes;
-    study.points.push_back(simulate_point(cluster, workload, nodes,
-                                          study.batch.at(nodes * cluster.gpus_per_node),
-                                          sim_options, &study.target, &study.trace));
-    if (options.on_point) options.on_point(study.points.size(), node_counts.size(), nodes);
+    sim_options.keep_trace = nodes == options.trace_nodes;  // only that one writes the trace
+    study.points[i] =
+        simulate_point(cluster, workload, nodes, study.batch.at(nodes * cluster.gpus_per_node),
+                       sim_options, &study.target, &study.trace);
+    if (options.on_point) {
+      const std::lock_guard<std::mutex> lock(progress);
+      options.on_point(++done, n, nodes);
+    }
+  };
+  if (options.threads == 1 || n == 1) {
+    for (std::size_t i = 0; i < n; ++i) simulate(i);  // ascending; the first error stops it
+  } else {
+    parallel_for_index(n, options.threads, [&](std::size_t) {
+      const std::size_t i = n - 1 - next++;
+      try {
+        simulate(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
   fill_speedup_and_efficiency(study.points);
   return study;
@@ -377,6 +409,7 @@ ScalingStudy run_repeated_scaling_study(
     ScalingStudyOptions again = options;
     again.trace_nodes = 0;
     again.on_point = nullptr;
+    again.threads = 1;  // the runs are what goes in parallel
     again.simulation.seed = options.simulation.seed + static_cast<std::uint64_t>(k + offset);
     more[k] = draw ? run_scaling_study(draw(again.simulation.seed), workload, node_counts, again)
                    : run_scaling_study(cluster, workload, node_counts, again);

@@ -126,8 +126,12 @@ struct ScalingStudyOptions {
   ScalingMode scaling = ScalingMode::kJob;
   std::optional<double> target_quality;  // overrides the job's and the model's
   SourceLocation target_origin;          // where target_quality was given, for errors
+  // Node counts simulated at once (0: all cores), largest first; the result does not depend on
+  // it.
+  int threads = 1;
   // Called after each node count is simulated, with how many are done of how many (for a
-  // progress display; optional).
+  // progress display; optional). With several threads, one call at a time, in the order the
+  // node counts finish.
   std::function<void(std::size_t done, std::size_t total, int nodes)> on_point;
 };
 
@@ -146,7 +150,8 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const DenseModelSpec&
 // The study `runs` times with seeds seed, seed + 1, ... (each run draws its stragglers, jitter and
 // sampled ids afresh): the first run's points, each with the mean and 95% interval over the runs
 // (speedup and efficiency within each run, over that run's baseline). The runs after the first
-// go on up to `threads` threads at once (0: all cores); the result does not depend on it.
+// go on up to `threads` threads at once (0: all cores), after the first run's node counts (on
+// options.threads); the result does not depend on either.
 // `draw`, when given, makes each run's cluster (from its seed: e.g. within the calibrated
 // uncertainties); the points are then the given cluster's, and the intervals the drawn runs'.
 ScalingStudy run_repeated_scaling_study(

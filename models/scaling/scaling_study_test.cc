@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "models/spec/test_fixtures.h"
 
 namespace trainsim::models {
@@ -88,6 +91,38 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
   EXPECT_EQ(study.points[0].nodes, 1);
   EXPECT_DOUBLE_EQ(study.points[2].efficiency, study.points[2].speedup / 4.0);
   EXPECT_LT(study.points[2].efficiency, 1.0);
+}
+
+TEST(ScalingStudyTest, NodeCountsInParallelGiveTheSameStudy) {
+  // The ring all-reduce study above on 1, 2, 4 and 8 nodes, two at a time and on every core: each
+  // point is still 5 ms of compute plus the ring's alpha-beta time, and every node count is
+  // reported done once.
+  const DenseModelSpec m = ring_model();
+  for (const int threads : {2, 0}) {
+    ScalingStudyOptions options;
+    options.threads = threads;
+    std::vector<int> reported;
+    std::size_t last_done = 0;
+    options.on_point = [&](std::size_t done, std::size_t total, int nodes) {
+      EXPECT_EQ(total, 4u);
+      EXPECT_EQ(done, last_done + 1);  // one call at a time, counting up
+      last_done = done;
+      reported.push_back(nodes);
+    };
+    const ScalingStudy study = run_scaling_study(one_gpu_nodes(), m, {8, 1, 4, 2}, options);
+    ASSERT_EQ(study.points.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+      const ScalingPoint& p = study.points[i];
+      const int n = 1 << i;
+      EXPECT_EQ(p.nodes, n);
+      const Time latency = time_from_seconds((8.4 + 2 * (n - 1) * 14.0) * 1.4 * 1e-6);
+      const Time all_reduce = n == 1 ? 0 : latency + transfer_time(2.0 * (n - 1) / n * 100e6, 25e9);
+      EXPECT_EQ(p.step_time, 5 * kMillisecond + all_reduce) << n << " nodes, " << threads;
+      EXPECT_DOUBLE_EQ(p.speedup, p.throughput / study.points[0].throughput);
+    }
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(reported, (std::vector<int>{1, 2, 4, 8}));
+  }
 }
 
 TEST(ScalingStudyTest, BackgroundTrafficTakesItsShareOfTheNics) {
