@@ -643,22 +643,36 @@ Protocol protocol_for(const ClusterSpec& cluster, const NcclComm& comm,
   return choice ? choice->protocol : Protocol::kSimple;
 }
 
+}  // namespace
+
+// A lowered collective's flows, by stage, on a router's explicit routes (bytes for one run).
+struct FlowCollectiveShape {
+  struct Flow {
+    RouteId route;
+    double bytes;
+    double cap;
+  };
+  int participants = 0;
+  Time latency = 0;
+  std::vector<std::vector<Flow>> stages;  // stream algorithms
+  // Point-to-point algorithms: the plan (none on one GPU: the latency alone).
+  bool point_to_point = false;
+  std::shared_ptr<const CollectivePlan> plan;
+};
+
+namespace {
+
 // A lowered collective as flows: once every participant has joined, the latency, then each
 // stage's streams as flows on explicit routes.
 class StreamCollective final : public Collective {
  public:
-  StreamCollective(Simulation& sim, FlowNetwork& network, int participants,
-                   const LoweredCollective& lowered, double bytes)
-      : sim_(sim), network_(network), latency_(lowered.latency), done_(participants) {
-    for (const auto& stage : lowered.stages) {
-      std::vector<Flow> flows;
-      for (const Stream& s : stage) {
-        flows.push_back(
-            Flow{network.router().add_route(s.links), s.bytes_per_byte * bytes, s.rate_cap});
-      }
-      stages_.push_back(std::move(flows));
-    }
-  }
+  StreamCollective(Simulation& sim, FlowNetwork& network,
+                   std::shared_ptr<const FlowCollectiveShape> shape)
+      : sim_(sim),
+        network_(network),
+        shape_(std::move(shape)),
+        latency_(shape_->latency),
+        done_(shape_->participants) {}
 
   void join(int participant, std::function<void()> done) override {
     TRAINSIM_ASSERT(!done_[participant], "participant joined twice");
@@ -674,6 +688,7 @@ class StreamCollective final : public Collective {
     double cap;
   };
   void run_stage(std::size_t stage) {
+    const auto& stages_ = shape_->stages;
     while (stage < stages_.size() && stages_[stage].empty()) ++stage;
     if (stage == stages_.size()) {
       for (auto& d : done_) {
@@ -683,7 +698,7 @@ class StreamCollective final : public Collective {
       return;
     }
     left_ = stages_[stage].size();
-    for (const Flow& f : stages_[stage]) {
+    for (const FlowCollectiveShape::Flow& f : stages_[stage]) {
       network_.start(
           f.route, f.bytes, {},
           [this, stage] {
@@ -695,12 +710,28 @@ class StreamCollective final : public Collective {
 
   Simulation& sim_;
   FlowNetwork& network_;
+  std::shared_ptr<const FlowCollectiveShape> shape_;
   Time latency_;
   std::vector<std::function<void()>> done_;
-  std::vector<std::vector<Flow>> stages_;
   int joined_ = 0;
   std::size_t left_ = 0;
 };
+
+// A lowered collective's streams on the router's explicit routes, `bytes` for one run.
+std::shared_ptr<FlowCollectiveShape> shape_of(Router& router, int participants,
+                                              const LoweredCollective& lowered, double bytes) {
+  auto shape = std::make_shared<FlowCollectiveShape>();
+  shape->participants = participants;
+  shape->latency = lowered.latency;
+  for (const auto& stage : lowered.stages) {
+    std::vector<FlowCollectiveShape::Flow> flows;
+    for (const Stream& s : stage) {
+      flows.push_back({router.add_route(s.links), s.bytes_per_byte * bytes, s.rate_cap});
+    }
+    shape->stages.push_back(std::move(flows));
+  }
+  return shape;
+}
 
 // How much longer than its streams' bytes a pipelined algorithm takes to fill. NVLSTree: each
 // concurrent operation pipelines its chunks through the tree; before the last stage is busy the
@@ -952,25 +983,45 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
          time_from_seconds(per_byte * request.bytes * pipeline_fill(comm, request));
 }
 
+std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
+    FlowNetwork& network, const ClusterSpec& cluster, const ClusterTopology& topology,
+    const CollectiveRequest& request) {
+  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+  const Protocol protocol = protocol_for(cluster, comm, request);
+  if (uses_plan(request.algorithm)) {
+    auto shape = std::make_shared<FlowCollectiveShape>();
+    shape->point_to_point = true;
+    shape->participants = topology.gpu_count();
+    shape->latency = p2p_latency(cluster, comm, protocol, request.gpus_per_thread);
+    if (topology.gpu_count() > 1) {
+      const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
+      shape->plan = uniform_p2p_plan(cluster, topology, comm, request, pxn);
+    }
+    return shape;
+  }
+  const LoweredCollective lowered =
+      lower_collective(network.router(), cluster, topology, comm, request, protocol);
+  return shape_of(network.router(), topology.gpu_count(), lowered,
+                  request.bytes * pipeline_fill(comm, request));
+}
+
+std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
+                                                 std::shared_ptr<const FlowCollectiveShape> shape) {
+  if (!shape->point_to_point) {
+    return std::make_unique<StreamCollective>(simulation, network, std::move(shape));
+  }
+  if (!shape->plan) {  // one GPU: nothing to exchange
+    return std::make_unique<AnalyticCollective>(simulation, shape->participants, shape->latency);
+  }
+  return std::make_unique<PlanCollective>(simulation, network, shape->plan, shape->latency);
+}
+
 std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
                                                  const ClusterSpec& cluster,
                                                  const ClusterTopology& topology,
                                                  const CollectiveRequest& request) {
-  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
-  const Protocol protocol = protocol_for(cluster, comm, request);
-  if (uses_plan(request.algorithm)) {
-    const Time latency = p2p_latency(cluster, comm, protocol, request.gpus_per_thread);
-    if (topology.gpu_count() == 1) {
-      return std::make_unique<AnalyticCollective>(simulation, 1, latency);
-    }
-    const bool pxn = request.algorithm != Algorithm::kDirect && cluster.collectives.pxn;
-    return std::make_unique<PlanCollective>(
-        simulation, network, uniform_p2p_plan(cluster, topology, comm, request, pxn), latency);
-  }
-  const LoweredCollective lowered =
-      lower_collective(network.router(), cluster, topology, comm, request, protocol);
-  return std::make_unique<StreamCollective>(simulation, network, topology.gpu_count(), lowered,
-                                            request.bytes * pipeline_fill(comm, request));
+  return make_flow_collective(simulation, network,
+                              prepare_flow_collective(network, cluster, topology, request));
 }
 
 PickedAlgorithm pick_protocol(Router& router, const ClusterSpec& cluster,
@@ -1104,9 +1155,10 @@ std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNe
                                                   const ClusterSpec& cluster,
                                                   const std::vector<VertexId>& vertices,
                                                   double bytes) {
-  return std::make_unique<StreamCollective>(simulation, network, static_cast<int>(vertices.size()),
-                                            group_ring(network.router(), cluster, vertices, bytes),
-                                            bytes);
+  return std::make_unique<StreamCollective>(
+      simulation, network,
+      shape_of(network.router(), static_cast<int>(vertices.size()),
+               group_ring(network.router(), cluster, vertices, bytes), bytes));
 }
 
 Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,

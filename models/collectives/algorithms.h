@@ -76,6 +76,16 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
                                                  const ClusterSpec& cluster,
                                                  const ClusterTopology& topology,
                                                  const CollectiveRequest& request);
+// The same in two parts, for a request that runs many times (a training step's all-reduce of the
+// same bytes, step after step): the request lowered once (NCCL's streams and their routes on the
+// network's router, or its point-to-point plan), then as many collectives as wanted from it, on
+// any network that shares that router.
+struct FlowCollectiveShape;
+std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
+    FlowNetwork& network, const ClusterSpec& cluster, const ClusterTopology& topology,
+    const CollectiveRequest& request);
+std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
+                                                 std::shared_ptr<const FlowCollectiveShape> shape);
 
 struct PickedAlgorithm {
   Algorithm algorithm;

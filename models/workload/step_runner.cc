@@ -194,7 +194,10 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
     request.bytes = bytes;
     request.algorithm = picked.algorithm;
     request.protocol = picked.protocol;
-    collectives_.push_back(make_flow_collective(sim_, network_, cluster_, topology_, request));
+    // Lowered once per size, algorithm and protocol (each step all-reduces the same buckets).
+    auto& shape = all_reduce_shapes_[{bytes, picked.algorithm, picked.protocol}];
+    if (!shape) shape = prepare_flow_collective(network_, cluster_, topology_, request);
+    collectives_.push_back(make_flow_collective(sim_, network_, shape));
   } else {
     collectives_.push_back(
         std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time));

@@ -206,6 +206,9 @@ class StepRunner {
   AnalyticCache own_cache_;         // on a node range of a shared fabric
   AnalyticCache* cache_ = nullptr;  // the fabric's when alone on it, else own_cache_
   std::vector<std::unique_ptr<Collective>> collectives_;
+  // Flow mode: each all-reduce lowered once, by bytes, algorithm and protocol.
+  std::map<std::tuple<double, Algorithm, Protocol>, std::shared_ptr<const FlowCollectiveShape>>
+      all_reduce_shapes_;
   // all_to_all()'s plans and analytic times by (matrix, transposed, algorithm, per node).
   using AllToAllKey = AllToAllPlans::Key;
   // Flow mode keeps every plan; analytic mode keeps them only when they are shared (else it
