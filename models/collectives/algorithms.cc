@@ -682,23 +682,18 @@ class StreamCollective final : public Collective {
   }
 
  private:
-  struct Flow {
-    RouteId route;
-    double bytes;
-    double cap;
-  };
   void run_stage(std::size_t stage) {
-    const auto& stages_ = shape_->stages;
-    while (stage < stages_.size() && stages_[stage].empty()) ++stage;
-    if (stage == stages_.size()) {
+    const auto& stages = shape_->stages;
+    while (stage < stages.size() && stages[stage].empty()) ++stage;
+    if (stage == stages.size()) {
       for (auto& d : done_) {
         auto f = std::move(d);
         f();
       }
       return;
     }
-    left_ = stages_[stage].size();
-    for (const FlowCollectiveShape::Flow& f : stages_[stage]) {
+    left_ = stages[stage].size();
+    for (const FlowCollectiveShape::Flow& f : stages[stage]) {
       network_.start(
           f.route, f.bytes, {},
           [this, stage] {
