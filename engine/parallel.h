@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 #else
+#include <algorithm>
+
+#include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 #endif
@@ -48,7 +51,8 @@ void parallel_for_index(std::size_t n, int threads, const Body& body) {
   if (failure) std::rethrow_exception(failure);
 #else
   if (threads > 0) {
-    tbb::task_arena arena(threads);
+    // More threads than cores gain nothing (and oneTBB warns on stderr that it cannot add them).
+    tbb::task_arena arena(std::min(threads, tbb::info::default_concurrency()));
     arena.execute([&] { tbb::parallel_for(std::size_t{0}, n, body); });
   } else {
     tbb::parallel_for(std::size_t{0}, n, body);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -316,12 +316,13 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
   study.target = resolve_quality_target(workload, options.target_quality, options.target_origin);
   // Each node count into its own slot. With several threads, each iteration takes the largest
   // node count not yet taken (the largest cost the most), so the study takes about as long as its
-  // largest point when the others fit beside it. An error is the smallest failing node count's,
-  // as when they run one after another.
+  // largest point when the others fit beside it. A point's memory grows with its nodes: the
+  // points running at once hold at most twice the largest one's nodes (any one may run alone),
+  // so a long list of large node counts (--nodes 1024-2048) does not multiply the memory by the
+  // cores. An error is the smallest failing node count's, as when they run one after another.
   const std::size_t n = node_counts.size();
   study.points.resize(n);
   std::vector<std::exception_ptr> errors(n);
-  std::atomic<std::size_t> next{0};
   std::mutex progress;
   std::size_t done = 0;
   auto simulate = [&](std::size_t i) {
@@ -339,13 +340,29 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
   if (options.threads == 1 || n == 1) {
     for (std::size_t i = 0; i < n; ++i) simulate(i);  // ascending; the first error stops it
   } else {
+    const long budget = 2L * node_counts.back();
+    std::mutex gate;
+    std::condition_variable room;
+    std::size_t next = 0;  // the points taken, largest first
+    long running = 0;      // nodes of the points being simulated
     parallel_for_index(n, options.threads, [&](std::size_t) {
-      const std::size_t i = n - 1 - next++;
+      std::size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(gate);
+        i = n - 1 - next++;
+        room.wait(lock, [&] { return running == 0 || running + node_counts[i] <= budget; });
+        running += node_counts[i];
+      }
       try {
         simulate(i);
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      {
+        const std::lock_guard<std::mutex> lock(gate);
+        running -= node_counts[i];
+      }
+      room.notify_all();
     });
   }
   for (const std::exception_ptr& e : errors) {

@@ -94,9 +94,9 @@ TEST(ScalingStudyTest, WeakScalingOverRingAllReduce) {
 }
 
 TEST(ScalingStudyTest, NodeCountsInParallelGiveTheSameStudy) {
-  // The ring all-reduce study above on 1, 2, 4 and 8 nodes, two at a time and on every core: each
-  // point is still 5 ms of compute plus the ring's alpha-beta time, and every node count is
-  // reported done once.
+  // The ring all-reduce study above on 1, 2, 4 and 8 nodes, two at a time and on every core (15
+  // nodes: all fit beside the largest): each point is still 5 ms of compute plus the ring's
+  // alpha-beta time, and every node count is reported done once.
   const DenseModelSpec m = ring_model();
   for (const int threads : {2, 0}) {
     ScalingStudyOptions options;
@@ -122,6 +122,18 @@ TEST(ScalingStudyTest, NodeCountsInParallelGiveTheSameStudy) {
     }
     std::sort(reported.begin(), reported.end());
     EXPECT_EQ(reported, (std::vector<int>{1, 2, 4, 8}));
+  }
+  // 6, 7 and 8 nodes on three threads: 8 and 7 run together (15 of at most 16 nodes at once), 6
+  // waits for one of them; the study is the one-thread study.
+  ScalingStudyOptions three;
+  three.threads = 3;
+  const ScalingStudy gated = run_scaling_study(one_gpu_nodes(), m, {6, 7, 8}, three);
+  const ScalingStudy alone = run_scaling_study(one_gpu_nodes(), m, {6, 7, 8}, {});
+  ASSERT_EQ(gated.points.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(gated.points[i].nodes, 6 + static_cast<int>(i));
+    EXPECT_EQ(gated.points[i].step_time, alone.points[i].step_time);
+    EXPECT_EQ(gated.points[i].speedup, alone.points[i].speedup);
   }
 }
 
