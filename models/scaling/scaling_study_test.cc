@@ -123,8 +123,9 @@ TEST(ScalingStudyTest, NodeCountsInParallelGiveTheSameStudy) {
     std::sort(reported.begin(), reported.end());
     EXPECT_EQ(reported, (std::vector<int>{1, 2, 4, 8}));
   }
-  // 6, 7 and 8 nodes on three threads: 8 and 7 run together (15 of at most 16 nodes at once), 6
-  // waits for one of them; the study is the one-thread study.
+  // 6, 7 and 8 nodes on three threads (on a machine with three cores or more): 8 and 7 run
+  // together (15 of at most 16 nodes at once), 6 waits for one of them; the study is the
+  // one-thread study.
   ScalingStudyOptions three;
   three.threads = 3;
   const ScalingStudy gated = run_scaling_study(one_gpu_nodes(), m, {6, 7, 8}, three);
