@@ -27,7 +27,10 @@ FlowNetwork::FlowNetwork(Simulation& simulation, std::shared_ptr<Router> router)
 FlowId FlowNetwork::allocate() {
   ++in_use_count_;
   const FlowId id = take_slot(flows_, free_flows_);
-  if (callbacks_.size() < flows_.size()) callbacks_.resize(flows_.size());
+  if (callbacks_.size() < flows_.size()) {
+    callbacks_.resize(flows_.size());
+    serial_.resize(flows_.size(), 0);
+  }
   return id;
 }
 
@@ -39,6 +42,7 @@ void FlowNetwork::reserve(std::size_t flows) {
   const std::size_t capacity = std::max(needed, 2 * flows_.capacity());
   flows_.reserve(capacity);
   callbacks_.reserve(capacity);
+  serial_.reserve(capacity);
 }
 
 void FlowNetwork::schedule_completion(FlowId id, Time at) {
@@ -71,7 +75,7 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
   f.in_use = true;
   f.completion = EventHandle{};
   f.completion_scheduled = false;
-  f.hops.clear();
+  f.active = false;
   ++counters_.flows_started;
   if (bytes == 0.0 || router_->links(route).empty()) {
     // Nothing to share: transmitted at once (as an event, never inside the caller).
@@ -90,17 +94,17 @@ void FlowNetwork::activate(FlowId id) {
   compact_valid_ = false;  // the compact copy lacks this flow
   if (flow_observer_) flow_observer_(f.route, f.remaining_bytes, true);
   const auto route = router_->links(f.route);
-  f.hops.resize(route.size());
-  for (std::size_t i = 0; i < route.size(); ++i) {
-    LinkState& link = links_[route[i]];
-    f.hops[i] = Hop{route[i], static_cast<std::uint32_t>(link.flows.size())};
-    if (link.flows.empty()) {
+  f.active = true;
+  const std::uint32_t serial = serial_[id];
+  for (const LinkId l : route) {
+    LinkState& link = links_[l];
+    if (link.live == 0) {
       link.active_index = static_cast<std::uint32_t>(active_links_.size());
-      active_links_.push_back(route[i]);
+      active_links_.push_back(l);
     }
-    link.flows.push_back(id);
-    link.positions.push_back(static_cast<std::uint32_t>(i));
-    mark_dirty(route[i]);
+    link.flows.push_back(LinkEntry{id, serial});
+    ++link.live;
+    mark_dirty(l);
   }
   f.active_index = static_cast<std::uint32_t>(active_flows_.size());
   active_flows_.push_back(id);
@@ -134,31 +138,30 @@ void FlowNetwork::activate(FlowId id) {
 void FlowNetwork::transmitted(FlowId id) {
   FlowState& f = flows_[id];
   f.completion_scheduled = false;
-  if (!f.hops.empty()) {
+  if (f.active) {
+    f.active = false;
+    ++serial_[id];  // its entries on the links' lists are finished ones from now on
     if (flow_observer_) flow_observer_(f.route, 0.0, false);
     if (compact_valid_) {
       flow_dead_[f.local] = 1;
       dead_locals_.push_back(f.local);
     }
-    for (std::size_t i = 0; i < f.hops.size(); ++i) {
-      const LinkId l = f.hops[i].link;
+    for (const LinkId l : router_->links(f.route)) {
       LinkState& link = links_[l];
-      link.allocated = link.flows.size() == 1 ? 0.0 : std::max(0.0, link.allocated - f.rate);
+      link.allocated = link.live == 1 ? 0.0 : std::max(0.0, link.allocated - f.rate);
       allocated_changed(l);
-      const std::uint32_t slot = f.hops[i].slot;
-      // The last appearance on the link takes this one's slot; its flow learns the new slot at
-      // its position on its route (O(1) even for a route as long as a whole ring).
-      const FlowId moved = link.flows.back();
-      const std::uint32_t moved_position = link.positions.back();
-      link.flows[slot] = moved;
-      link.positions[slot] = moved_position;
-      link.flows.pop_back();
-      link.positions.pop_back();
-      f.hops[i].slot = std::numeric_limits<std::uint32_t>::max();  // this appearance is gone
-      if (!(moved == id && moved_position == i)) flows_[moved].hops[moved_position].slot = slot;
-      if (!link.flows.empty()) {
+      --link.live;
+      ++link.dead;
+      if (link.live > 0) {
+        // Swept when the finished entries outnumber the live ones: O(1) per entry overall.
+        if (link.dead > link.live) {
+          std::erase_if(link.flows, [this](const LinkEntry& e) { return !is_live(e); });
+          link.dead = 0;
+        }
         mark_dirty(l);
       } else {
+        link.flows.clear();
+        link.dead = 0;
         const LinkId last = active_links_.back();
         active_links_[link.active_index] = last;
         links_[last].active_index = link.active_index;
@@ -177,7 +180,6 @@ void FlowNetwork::transmitted(FlowId id) {
   Callback on_arrived = std::move(callbacks_[id].on_arrived);
   callbacks_[id] = FlowCallbacks{};
   f.in_use = false;
-  f.hops.clear();
   free_flows_.push_back(id);
   --in_use_count_;
   ++counters_.flows_completed;
@@ -346,9 +348,13 @@ void FlowNetwork::rate_lone_flows(Time now) {
   }
   sim_.reschedule_all(moves_);
   for (const LinkId l : component_links_) {
-    // (A dirty link may have lost its flows since.)
-    const auto& flows = links_[l].flows;
-    set_allocated(l, flows.empty() ? 0.0 : flows_[flows.front()].rate);
+    // (A dirty link may have lost its flows since; it has one live entry at most.)
+    const LinkState& link = links_[l];
+    double rate = 0.0;
+    for (const LinkEntry& e : link.flows) {
+      if (is_live(e)) rate = flows_[e.flow].rate;
+    }
+    set_allocated(l, rate);
   }
 }
 
@@ -428,16 +434,17 @@ void FlowNetwork::collect_component() {
     const LinkId l = link_stack_.back();
     link_stack_.pop_back();
     component_links_.push_back(l);
-    if (links_[l].flows.size() > 1) component_alone_ = false;
-    for (const FlowId id : links_[l].flows) {
-      FlowState& f = flows_[id];
+    if (links_[l].live > 1) component_alone_ = false;
+    for (const LinkEntry& e : links_[l].flows) {
+      if (!is_live(e)) continue;
+      FlowState& f = flows_[e.flow];
       if (f.component_mark == epoch_) continue;
       f.component_mark = epoch_;
-      component_flows_.push_back(id);
-      for (const Hop& hop : f.hops) {
-        if (links_[hop.link].component_mark != epoch_) {
-          links_[hop.link].component_mark = epoch_;
-          link_stack_.push_back(hop.link);
+      component_flows_.push_back(e.flow);
+      for (const LinkId h : router_->links(f.route)) {
+        if (links_[h].component_mark != epoch_) {
+          links_[h].component_mark = epoch_;
+          link_stack_.push_back(h);
         }
       }
     }
@@ -476,15 +483,16 @@ void FlowNetwork::build_compact() {
   for (std::size_t i = 0; i < nf; ++i) {
     // The flows' records and routes are spread over memory: ask for them a few flows ahead.
     if (i + 8 < nf) __builtin_prefetch(&flows_[component_flows_[i + 8]]);
-    if (i + 4 < nf) __builtin_prefetch(flows_[component_flows_[i + 4]].hops.data());
+    if (i + 4 < nf)
+      __builtin_prefetch(router_->links(flows_[component_flows_[i + 4]].route).data());
     FlowState& f = flows_[component_flows_[i]];
     if (f.rate_cap != kUncapped) ++compact_capped_;
     f.local = static_cast<std::uint32_t>(i);
     flow_first_[i] = static_cast<std::uint32_t>(flow_links_.size());
     flow_cap_[i] = f.rate_cap;
     compact_rate_[i] = f.completion_scheduled ? f.rate : -1.0;  // a flow without one gets one
-    for (const Hop& hop : f.hops) {
-      const std::uint32_t j = local_of_link_[hop.link];
+    for (const LinkId l : router_->links(f.route)) {
+      const std::uint32_t j = local_of_link_[l];
       flow_links_.push_back(j);
       ++link_first_[j + 1];
     }

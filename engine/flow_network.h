@@ -38,8 +38,6 @@
 #include <memory>
 #include <vector>
 
-#include <boost/container/small_vector.hpp>
-
 #include "engine/huge_page_allocator.h"
 #include "engine/routing.h"
 #include "engine/simulation.h"
@@ -128,12 +126,8 @@ class FlowNetwork {
   const FlowNetworkCounters& counters() const { return counters_; }
 
  private:
-  // One appearance of a link on a flow's route, and the flow's position in that link's list.
-  struct Hop {
-    LinkId link;
-    std::uint32_t slot;
-  };
-  // A flow's state; its callbacks live apart so walks over flows touch compact records.
+  // A flow's state; its callbacks live apart so walks over flows touch compact records (one
+  // cache line each).
   struct FlowState {
     double remaining_bytes = 0.0;  // as of last_update
     double rate = 0.0;
@@ -145,22 +139,33 @@ class FlowNetwork {
     std::uint32_t active_index = 0;  // in active_flows_ while it takes bandwidth
     std::uint32_t local = 0;         // its index in the solver's compact copy
     bool in_use = false;
-    bool completion_scheduled = false;            // `completion` is its transmission event
-    boost::container::small_vector<Hop, 7> hops;  // empty until it takes bandwidth
+    bool completion_scheduled = false;  // `completion` is its transmission event
+    bool active = false;                // takes bandwidth on its route's links
   };
+  static_assert(sizeof(FlowState) <= 64);
   struct FlowCallbacks {
     Callback on_arrived;
     Callback on_transmitted;
   };
+  // A flow on a link's list, as of one activation: the entry is live while the flow's serial
+  // (serial_) is still `serial`. Finished flows' entries are left behind and swept out of the
+  // list once they outnumber the live ones (or all at once when none is left), so a flow that
+  // finishes writes nothing but its own links' counts.
+  struct LinkEntry {
+    FlowId flow;
+    std::uint32_t serial;
+  };
   struct LinkState {
-    std::vector<FlowId> flows;             // one entry per appearance on a flow's route
-    std::vector<std::uint32_t> positions;  // of this link on each flow's route, as `flows`
+    std::vector<LinkEntry> flows;  // one entry per appearance on a flow's route; some finished
+    std::uint32_t live = 0;        // entries of flows still taking bandwidth
+    std::uint32_t dead = 0;        // the others
     double capacity = 0.0;
     double allocated = 0.0;  // the rates of the flows on it (one term per appearance)
     std::uint64_t component_mark = 0;
     std::uint32_t active_index = 0;  // in active_links_ while it carries a flow
     bool dirty = false;
   };
+  bool is_live(const LinkEntry& e) const { return serial_[e.flow] == e.serial; }
 
   FlowId allocate();
   void activate(FlowId id);
@@ -190,6 +195,10 @@ class FlowNetwork {
   std::shared_ptr<Router> router_;
   BigVector<FlowState> flows_;
   BigVector<FlowCallbacks> callbacks_;  // by flow id
+  // By flow id: bumped when the flow stops taking bandwidth, which retires its link entries. A
+  // retired entry stays until its list is swept or empties; it would pass for live again only
+  // if its id were used 2^32 more times meanwhile.
+  BigVector<std::uint32_t> serial_;
   std::vector<FlowId> free_flows_;
   std::vector<LinkState> links_;
   std::vector<LinkId> dirty_links_;

@@ -378,6 +378,30 @@ TEST(FlowNetworkTest, FlowsFinishingOneByOneFreeTheirShareToTheRest) {
   EXPECT_EQ(net.counters().compact_reuses, 1u);
 }
 
+TEST(FlowNetworkTest, AFinishedFlowsIdReusedElsewhereLeavesItsOldLinkAlone) {
+  // Links L1 and L2 of 100 GB/s in a chain. A (3 GB) and B (1 GB) share L1 at 50 GB/s; B ends at
+  // 20 ms with A 2 GB short. Then C (1 GB, on L2 alone: B's id, reused) and D (1 GB, on L1 with
+  // A) start: C at 100 GB/s ends at 30 ms; A and D at 50 GB/s each, D ends at 40 ms with A 1 GB
+  // short, which alone at 100 GB/s ends at 50 ms. Were B's place on L1 taken for C's, L1 would be
+  // shared three ways (A at 25 GB/s while C is on it: C would end at 50 ms).
+  Chain chain({100 * kGBps, 100 * kGBps}, {0, 0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  const auto& v = chain.v;
+  std::vector<Time> done(4, -1);
+  FlowId c = 0;
+  net.start(v[0], v[1], 3e9, [&] { done[0] = sim.now(); });
+  const FlowId b = net.start(v[0], v[1], 1e9, [&] {
+    done[1] = sim.now();
+    c = net.start(v[1], v[2], 1e9, [&] { done[2] = sim.now(); });
+    net.start(v[0], v[1], 1e9, [&] { done[3] = sim.now(); });
+  });
+  sim.run();
+  EXPECT_EQ(c, b);
+  EXPECT_EQ(done, (std::vector<Time>{50 * kMillisecond, 20 * kMillisecond, 30 * kMillisecond,
+                                     40 * kMillisecond}));
+}
+
 TEST(FlowNetworkTest, CompletionMovesLaterWhenAFlowJoins) {
   // 2 GB alone at 100 GB/s is due at 20 ms. At 10 ms a 1 GB flow joins: the first has 1 GB
   // left, both now get 50 GB/s and both finish 20 ms later, at 30 ms.
