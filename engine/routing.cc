@@ -32,6 +32,9 @@ Router::Router(const Topology& topology) : topology_(topology) {
   build(in_, false);
   for (auto* stamp : {&forward_stamp_, &backward_stamp_, &beyond_stamp_}) stamp->assign(n, 0);
   for (auto* hops : {&forward_hops_, &backward_hops_, &beyond_hops_}) hops->assign(n, 0);
+  tree_stamp_.assign(n, 0);
+  tree_hops_.assign(n, 0);
+  tree_work_ = links.size();
 }
 
 Router::~Router() = default;
@@ -67,6 +70,7 @@ int Router::search(VertexId src, VertexId dst) {
                         int& levels, const std::vector<std::uint32_t>& other, auto enters) {
     next_.clear();
     for (const VertexId v : level) {
+      run_work_ += a.begin[v + 1] - a.begin[v];
       for (std::uint32_t k = a.begin[v]; k < a.begin[v + 1]; ++k) {
         const VertexId u = a.far[k];
         if (stamp[u] == search_ || !enters(u)) continue;
@@ -123,6 +127,34 @@ int Router::search(VertexId src, VertexId dst) {
   return length;
 }
 
+void Router::grow_tree(VertexId src) {
+  if (++tree_search_ == 0) {  // the stamps wrapped around: clear them
+    std::fill(tree_stamp_.begin(), tree_stamp_.end(), 0);
+    tree_search_ = 1;
+  }
+  tree_src_ = src;
+  tree_work_ = 0;
+  tree_stamp_[src] = tree_search_;
+  tree_hops_[src] = 0;
+  // Level by level from the source; a route ends at any vertex but passes through transit ones
+  // only, so only those (and the source) lead further.
+  frontier_.assign(1, src);
+  for (int hops = 1; !frontier_.empty(); ++hops) {
+    next_.clear();
+    for (const VertexId v : frontier_) {
+      tree_work_ += out_.begin[v + 1] - out_.begin[v];
+      for (std::uint32_t k = out_.begin[v]; k < out_.begin[v + 1]; ++k) {
+        const VertexId u = out_.far[k];
+        if (tree_stamp_[u] == tree_search_) continue;
+        tree_stamp_[u] = tree_search_;
+        tree_hops_[u] = hops;
+        if (transit_[u]) next_.push_back(u);
+      }
+    }
+    frontier_.swap(next_);
+  }
+}
+
 bool Router::at_hops(VertexId v, int hops) const {
   if (hops <= met_forward_) return forward_stamp_[v] == search_ && forward_hops_[v] == hops;
   return beyond_stamp_[v] == search_ && beyond_hops_[v] == hops;
@@ -133,7 +165,19 @@ RouteId Router::route(VertexId src, VertexId dst) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   TRAINSIM_ASSERT(src < transit_.size() && dst < transit_.size(), "route to an unknown vertex");
 
-  const int hops = src == dst ? 0 : search(src, dst);
+  // A full search from the source costs about as many links followed as the last one did (at
+  // first: every link); once the pairwise searches from one source in a row have followed that
+  // many, the full search is taken for the rest of the run. Like renting skis until their price is
+  // paid, this costs at most about twice the better choice made knowing the run's length.
+  if (src != run_src_) {
+    run_src_ = src;
+    run_work_ = 0;
+  }
+  const bool tree = src != dst && (src == tree_src_ || run_work_ >= tree_work_);
+  if (tree && src != tree_src_) grow_tree(src);
+  const int hops = src == dst ? 0
+                   : tree     ? (tree_stamp_[dst] == tree_search_ ? tree_hops_[dst] : -1)
+                              : search(src, dst);
   if (hops < 0) {
     throw RoutingError("no route from " + topology_.vertex(src).name + " to " +
                        topology_.vertex(dst).name);
@@ -147,7 +191,8 @@ RouteId Router::route(VertexId src, VertexId dst) {
   for (std::uint32_t hop = length; hop > 0; --hop) {
     // The links into v from a vertex one hop nearer the source, in link id order.
     const auto nearer = [&](std::uint32_t k) {
-      return at_hops(in_.far[k], static_cast<int>(hop) - 1);
+      return tree ? tree_at_hops(in_.far[k], static_cast<int>(hop) - 1)
+                  : at_hops(in_.far[k], static_cast<int>(hop) - 1);
     };
     std::uint32_t count = 0;
     for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) count += nearer(k);

@@ -9,10 +9,13 @@
 // until they meet. On a fat tree they meet at the spines after a few hops, so a route costs about
 // the fan-out of the vertices near its ends, not the size of the fabric (a search from the source
 // alone visits every vertex). The hop counts found are exact, so the route is the one a full search
-// from the source would give.
+// from the source would give. When many routes from one source are asked for in a row (an
+// all-to-all's routes, sender by sender), one full search from it serves the rest of them: each
+// is then only the walk back from its destination.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
@@ -79,6 +82,13 @@ class Router {
   int search(VertexId src, VertexId dst);
   // Whether `v` is `hops` hops from the source, as the last search found.
   bool at_hops(VertexId v, int hops) const;
+  // The full search from `src` (tree_src_): every vertex's hops from it over transit vertices.
+  void grow_tree(VertexId src);
+  // Whether `v` is `hops` hops from tree_src_ and a route may pass through it.
+  bool tree_at_hops(VertexId v, int hops) const {
+    return tree_stamp_[v] == tree_search_ && tree_hops_[v] == hops &&
+           (transit_[v] || v == tree_src_);
+  }
 
   const Topology& topology_;
   std::vector<char> transit_;
@@ -91,6 +101,16 @@ class Router {
   std::vector<std::int32_t> forward_hops_, backward_hops_, beyond_hops_;
   std::vector<VertexId> frontier_, next_, level_;
   int met_forward_ = 0;  // forward levels searched when the searches met
+  // Routes computed in a row from one source (run_src_), and the full search of tree_src_ (valid
+  // where tree_stamp_ equals tree_search_; no source before the first).
+  static constexpr VertexId kNoSource = std::numeric_limits<VertexId>::max();
+  VertexId run_src_ = kNoSource;
+  std::uint64_t run_work_ = 0;   // links the pairwise searches of the run followed
+  std::uint64_t tree_work_ = 0;  // links the last full search followed (set to all at first)
+  VertexId tree_src_ = kNoSource;
+  std::uint32_t tree_search_ = 0;
+  std::vector<std::uint32_t> tree_stamp_;
+  std::vector<std::int32_t> tree_hops_;
   std::unordered_map<std::uint64_t, RouteId> cache_;
   std::unordered_multimap<std::uint64_t, RouteId> explicit_;  // by hash of the link list
   BigVector<RouteInfo> routes_;
