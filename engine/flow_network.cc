@@ -95,16 +95,24 @@ void FlowNetwork::activate(FlowId id) {
   if (flow_observer_) flow_observer_(f.route, f.remaining_bytes, true);
   const auto route = router_->links(f.route);
   f.active = true;
+  // A flow that finds every link of its route free (and crosses each once) has them to itself:
+  // max-min gives it the least capacity on the route, or its cap, as a solve would, and nothing
+  // else changes. Its links are not marked for a solve; a flow joining one of them later marks
+  // it, and the solve then takes this flow in.
+  bool alone = true;
+  for (const LinkId l : route) {
+    alone = alone && links_[l].live == 0;
+    ++links_[l].live;  // (so that a link the route crosses twice is seen taken)
+  }
   const std::uint32_t serial = serial_[id];
   for (const LinkId l : route) {
     LinkState& link = links_[l];
-    if (link.live == 0) {
+    if (link.flows.empty()) {
       link.active_index = static_cast<std::uint32_t>(active_links_.size());
       active_links_.push_back(l);
     }
     link.flows.push_back(LinkEntry{id, serial});
-    ++link.live;
-    mark_dirty(l);
+    if (!alone) mark_dirty(l);
   }
   f.active_index = static_cast<std::uint32_t>(active_flows_.size());
   active_flows_.push_back(id);
@@ -112,7 +120,11 @@ void FlowNetwork::activate(FlowId id) {
   active_bits_[id / 64] |= std::uint64_t{1} << (id % 64);
   counters_.max_active_flows =
       std::max<std::uint64_t>(counters_.max_active_flows, active_flows_.size());
-  if (solve_quantum_ > 0) {
+  if (alone) {
+    f.rate = std::min(f.rate_cap, router_->bottleneck_bandwidth(f.route));
+    for (const LinkId l : route) set_allocated(l, f.rate);
+    schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, f.rate)));
+  } else if (solve_quantum_ > 0) {
     // Start at once with what is still free on the route, and leave the full solve (which may
     // change every rate in the component) to the quantum boundary. A flow that finds a link full
     // waits for that solve.

@@ -12,10 +12,12 @@
 // yet fixed; it fixes that link's flows at its share (or that flow at its cap), removes them from
 // their other links, and repeats. Each flow is then bottlenecked at some link or at its cap.
 //
-// Incremental update: starting or finishing a flow only marks the links of its route dirty. All
-// changes at one instant are batched into a single solve, which re-solves only the connected
-// component of flows reachable from the dirty links through shared links (the flows whose rates
-// can change); flows outside it keep their rates and completion events. When the last component
+// Incremental update: a flow that starts on links no other flow is using has them to itself and
+// is rated at once (the least capacity on its route, or its cap), with no solve; otherwise
+// starting or finishing a flow only marks the links of its route dirty. All changes at one
+// instant are batched into a single solve, which re-solves only the connected component of flows
+// reachable from the dirty links through shared links (the flows whose rates can change); flows
+// outside it keep their rates and completion events. When the last component
 // held nearly every active flow, the search is skipped and every active flow re-solved: flows
 // outside the component get the rates they have and are left alone (every eighth solve searches
 // again, to notice when the traffic splits). A flow whose rate changes

@@ -456,15 +456,24 @@ TEST(FlowNetworkTest, ResolvesOnlyTheComponentThatChanged) {
   topology.add_link(c, d, 10 * kGBps, 0);
   Simulation sim;
   FlowNetwork net(sim, topology);
-  net.start(a, b, 1e10, {});  // 1 s alone
+  Time long_done = -1;
+  // 10 GB at 10 GB/s: 1 s, alone on its link, so rated as it starts (no solve).
+  net.start(a, b, 1e10, [&] { long_done = sim.now(); });
   sim.run_until(1);
-  EXPECT_EQ(net.counters().flows_rerated, 1u);
+  EXPECT_EQ(net.counters().solves, 0u);
+  EXPECT_EQ(net.counters().flows_rerated, 0u);
   for (int i = 0; i < 5; ++i) {
-    sim.schedule_at((i + 1) * kMillisecond, [&] { net.start(c, d, 1e6, {}); });
+    sim.schedule_at((i + 1) * kMillisecond, [&] {
+      net.start(c, d, 1e6, {});
+      net.start(c, d, 1e6, {});
+    });
   }
   sim.run();
-  // One rating for the long flow plus one per short flow; the long flow was never re-rated.
-  EXPECT_EQ(net.counters().flows_rerated, 6u);
+  // Each pair shares link 2: one solve rating both (5 GB/s each, finishing together); the long
+  // flow was never re-rated and ends at 1 s.
+  EXPECT_EQ(net.counters().solves, 5u);
+  EXPECT_EQ(net.counters().flows_rerated, 10u);
+  EXPECT_EQ(long_done, kSecond);
 }
 
 TEST(FlowNetworkTest, AComponentsTimesDoNotDependOnOtherTraffic) {
@@ -512,21 +521,26 @@ TEST(FlowNetworkTest, AComponentsTimesDoNotDependOnOtherTraffic) {
 }
 
 TEST(FlowNetworkTest, FlowsStartingApartFromTheLastComponentAreSearchedForAgain) {
-  // A (on L1) is solved alone: its component is every active flow. B and C start later on L2 and
-  // L3, apart from A: the next solve searches from their links and solves those two, not A with
-  // them (as a ring's next step would be, every link on its own). 1 + 2 flows solved.
+  // Two flows A (on L1) are solved together: their component is every active flow. Two flows B
+  // on L2 and two C on L3 start later, apart from A: the next solve searches from their links
+  // and solves those four, not A with them (as a ring's next step would be, every link on its
+  // own). 2 + 4 flows solved. (A flow alone on its links is rated without a solve; each link
+  // here carries two.)
   Chain chain({10 * kGBps, 10 * kGBps, 10 * kGBps}, {0, 0, 0});
   Simulation sim;
   FlowNetwork net(sim, chain.topology);
   const auto& v = chain.v;
   net.start(v[0], v[1], 1e9, {});
+  net.start(v[0], v[1], 1e9, {});
   sim.schedule_at(kMillisecond, [&] {
-    net.start(v[1], v[2], 1e9, {});
-    net.start(v[2], v[3], 1e9, {});
+    for (int i = 0; i < 2; ++i) {
+      net.start(v[1], v[2], 1e9, {});
+      net.start(v[2], v[3], 1e9, {});
+    }
   });
   sim.run();
   EXPECT_EQ(net.counters().solves, 2u);
-  EXPECT_EQ(net.counters().flows_solved, 3u);
+  EXPECT_EQ(net.counters().flows_solved, 6u);
 }
 
 TEST(FlowNetworkTest, SimultaneousChangesAreSolvedOnce) {
