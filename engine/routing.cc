@@ -194,16 +194,14 @@ RouteId Router::route(VertexId src, VertexId dst) {
       return tree ? tree_at_hops(in_.far[k], static_cast<int>(hop) - 1)
                   : at_hops(in_.far[k], static_cast<int>(hop) - 1);
     };
-    std::uint32_t count = 0;
-    for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) count += nearer(k);
-    TRAINSIM_ASSERT(count > 0, "broken shortest-path search");
-    std::uint32_t pick =
-        count == 1 ? 0 : static_cast<std::uint32_t>(mix64(key ^ mix64(hop)) % count);
-    std::uint32_t k = in_.begin[v];
-    for (;; ++k) {
-      if (nearer(k) && pick-- == 0) break;
+    nearer_.clear();
+    for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) {
+      if (nearer(k)) nearer_.push_back(k);
     }
-    const LinkId link = in_.links[k];
+    const std::size_t count = nearer_.size();
+    TRAINSIM_ASSERT(count > 0, "broken shortest-path search");
+    const std::size_t pick = count == 1 ? 0 : mix64(key ^ mix64(hop)) % count;
+    const LinkId link = in_.links[nearer_[pick]];
     route_links_[first + hop - 1] = link;
     latency += topology_.link(link).latency;
     bottleneck = std::min(bottleneck, topology_.link(link).bandwidth_bytes_per_s);
