@@ -55,6 +55,9 @@ int Router::search(VertexId src, VertexId dst) {
   backward_hops_[dst] = 0;
   frontier_.assign(1, src);  // forward
   level_.assign(1, dst);     // backward
+  // Every backward level's vertices, level by level (backward_first_[d] is where level d starts).
+  backward_list_.assign(1, dst);
+  backward_first_.assign({0, 1});
   int forward_levels = 0, backward_levels = 0;
   bool met = false;
   const auto degree = [&](const std::vector<VertexId>& vertices, const Adjacency& a) {
@@ -92,6 +95,8 @@ int Router::search(VertexId src, VertexId dst) {
            [&](VertexId u) { return transit_[u] || u == dst; });
     } else {
       grow(level_, in_, backward_stamp_, backward_hops_, backward_levels, forward_stamp_, forwards);
+      backward_list_.insert(backward_list_.end(), level_.begin(), level_.end());
+      backward_first_.push_back(static_cast<std::uint32_t>(backward_list_.size()));
     }
   }
   // The searches met as soon as a level reached a vertex the other side had seen, and levels
@@ -105,21 +110,49 @@ int Router::search(VertexId src, VertexId dst) {
   if (backward_levels == 0) return length;
   // frontier_ holds the last forward level's vertices that forward (a transit destination is
   // met at 0 backward levels, handled above).
+  // Each level's vertices carry a beyond stamp with their hops (those of the meeting level are
+  // never read as such: at_hops() answers from the forward stamps up to met_forward_).
   next_.clear();
   for (const VertexId v : frontier_) {
-    if (backward(v) && backward_hops_[v] == backward_levels) next_.push_back(v);
+    if (backward(v) && backward_hops_[v] == backward_levels) {
+      next_.push_back(v);
+      beyond_stamp_[v] = search_;
+      beyond_hops_[v] = forward_levels;
+    }
   }
+  const auto take = [&](VertexId u, int hops) {
+    beyond_stamp_[u] = search_;
+    beyond_hops_[u] = hops;
+    level_.push_back(u);
+  };
   for (int h = forward_levels; h < length; ++h) {
     level_.clear();
-    for (const VertexId w : next_) {
-      for (std::uint32_t k = out_.begin[w]; k < out_.begin[w + 1]; ++k) {
-        const VertexId u = out_.far[k];
-        if (!backward(u) || backward_hops_[u] != length - h - 1 || beyond_stamp_[u] == search_) {
-          continue;
+    // The next level: the vertices length - h - 1 hops from the destination that a vertex of
+    // this level links to. Found from whichever side has fewer links to follow: this level's
+    // links out (a spine's lead to every leaf of its rail) or those into that backward level.
+    const int want = length - h - 1;
+    const auto candidates =
+        std::span<const VertexId>(backward_list_)
+            .subspan(backward_first_[want], backward_first_[want + 1] - backward_first_[want]);
+    std::size_t into = 0;
+    for (const VertexId u : candidates) into += in_.begin[u + 1] - in_.begin[u];
+    if (into < degree(next_, out_)) {
+      for (const VertexId u : candidates) {
+        for (std::uint32_t k = in_.begin[u]; k < in_.begin[u + 1]; ++k) {
+          const VertexId w = in_.far[k];
+          if (beyond_stamp_[w] == search_ && beyond_hops_[w] == h) {
+            take(u, h + 1);
+            break;
+          }
         }
-        beyond_stamp_[u] = search_;
-        beyond_hops_[u] = h + 1;
-        level_.push_back(u);
+      }
+    } else {
+      for (const VertexId w : next_) {
+        for (std::uint32_t k = out_.begin[w]; k < out_.begin[w + 1]; ++k) {
+          const VertexId u = out_.far[k];
+          if (!backward(u) || backward_hops_[u] != want || beyond_stamp_[u] == search_) continue;
+          take(u, h + 1);
+        }
       }
     }
     next_.swap(level_);

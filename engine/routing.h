@@ -100,8 +100,10 @@ class Router {
   std::vector<std::uint32_t> forward_stamp_, backward_stamp_, beyond_stamp_;
   std::vector<std::int32_t> forward_hops_, backward_hops_, beyond_hops_;
   std::vector<VertexId> frontier_, next_, level_;
-  std::vector<std::uint32_t> nearer_;  // the walk back's choices at one vertex (in_ positions)
-  int met_forward_ = 0;                // forward levels searched when the searches met
+  std::vector<std::uint32_t> nearer_;    // the walk back's choices at one vertex (in_ positions)
+  std::vector<VertexId> backward_list_;  // the last search's backward levels, in order
+  std::vector<std::uint32_t> backward_first_;  // where each starts in backward_list_
+  int met_forward_ = 0;                        // forward levels searched when the searches met
   // Routes computed in a row from one source (run_src_), and the full search of tree_src_ (valid
   // where tree_stamp_ equals tree_search_; no source before the first).
   static constexpr VertexId kNoSource = std::numeric_limits<VertexId>::max();
