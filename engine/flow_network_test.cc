@@ -382,8 +382,10 @@ TEST(FlowNetworkTest, AFinishedFlowsIdReusedElsewhereLeavesItsOldLinkAlone) {
   // Links L1 and L2 of 100 GB/s in a chain. A (3 GB) and B (1 GB) share L1 at 50 GB/s; B ends at
   // 20 ms with A 2 GB short. Then C (1 GB, on L2 alone: B's id, reused) and D (1 GB, on L1 with
   // A) start: C at 100 GB/s ends at 30 ms; A and D at 50 GB/s each, D ends at 40 ms with A 1 GB
-  // short, which alone at 100 GB/s ends at 50 ms. Were B's place on L1 taken for C's, L1 would be
-  // shared three ways (A at 25 GB/s while C is on it: C would end at 50 ms).
+  // short, which alone at 100 GB/s ends at 50 ms. B's entry stays on L1's list, finished, while
+  // C runs under its id on L2. (Rates come from each flow's route, so a stale entry taken for
+  // live would only make L1's search reach C; the times check that C is rated on L2 alone and
+  // that A and D share L1 two ways.)
   Chain chain({100 * kGBps, 100 * kGBps}, {0, 0});
   Simulation sim;
   FlowNetwork net(sim, chain.topology);
