@@ -1,7 +1,8 @@
-// Independent loop iterations in parallel: body(i) for every i in [0, n), on at most `threads`
-// threads (0: all cores), with oneTBB. The ThreadSanitizer build (TRAINSIM_TSAN) runs them on
-// std::threads instead: Debian's oneTBB is not instrumented, so TSan cannot see the
-// synchronisation inside it and would report its hand-offs between threads as races.
+// Independent work in parallel with oneTBB: loop iterations (body(i) for every i in [0, n), on at
+// most `threads` threads, 0: all cores), or two calls side by side (run_side_by_side). The
+// ThreadSanitizer build (TRAINSIM_TSAN) runs them on std::threads instead: Debian's oneTBB is not
+// instrumented, so TSan cannot see the synchronisation inside it and would report its hand-offs
+// between threads as races.
 #pragma once
 
 #include <cstddef>
@@ -15,10 +16,12 @@
 #include <vector>
 #else
 #include <algorithm>
+#include <exception>
 
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 #endif
 
 namespace trainsim {
@@ -58,6 +61,50 @@ void parallel_for_index(std::size_t n, int threads, const Body& body) {
     tbb::parallel_for(std::size_t{0}, n, body);
   }
 #endif
+}
+
+// Runs `first` and `second`, side by side unless `threads` is 1 (then one after the other). In a
+// loop of parallel_for_index, `second` waits for a free thread of its arena, and runs after
+// `first` on this thread if none frees up; this thread takes no other iteration of the loop while
+// it waits for `second`. An exception from either is rethrown here (first's, when both throw).
+template <class First, class Second>
+void run_side_by_side(int threads, const First& first, const Second& second) {
+  if (threads == 1) {
+    first();
+    second();
+    return;
+  }
+  std::exception_ptr second_error;
+  auto run_second = [&] {
+    try {
+      second();
+    } catch (...) {
+      second_error = std::current_exception();
+    }
+  };
+#ifdef TRAINSIM_TSAN
+  std::thread beside(run_second);
+  try {
+    first();
+  } catch (...) {
+    beside.join();
+    throw;
+  }
+  beside.join();
+#else
+  tbb::this_task_arena::isolate([&] {
+    tbb::task_group group;
+    group.run(run_second);
+    try {
+      first();
+    } catch (...) {
+      group.wait();
+      throw;
+    }
+    group.wait();
+  });
+#endif
+  if (second_error) std::rethrow_exception(second_error);
 }
 
 }  // namespace trainsim

@@ -114,8 +114,9 @@ TEST(CliTest, SameInputsGiveByteIdenticalOutput) {
 }
 
 TEST(CliTest, NodeCountsRunInParallelWithTheSameOutput) {
-  // --threads runs node counts at once (largest first); the bytes do not depend on it (a dense
-  // model, and a recommender whose plans and caches the node counts share), and an error is the
+  // --threads runs node counts at once (largest first), and a job's evaluation steps beside its
+  // training steps; the bytes do not depend on it (a dense model, a recommender whose plans and
+  // caches the node counts share, and the MLPerf job, which evaluates), and an error is the
   // smallest failing node count's, as on one thread: a sharding group of 24 GPUs fails on 1 and 2
   // nodes of 8 GPUs (it does not divide 8 or 16) and fits 3.
   auto with_threads = [&](std::vector<std::string> a, const char* threads) {
@@ -125,8 +126,9 @@ TEST(CliTest, NodeCountsRunInParallelWithTheSameOutput) {
   const std::string job = "configs/jobs/dlrm-dcnv2.yaml";
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"predict", "--nodes", "1,2,4", "--format", "json"},
-        std::vector<std::string>{"predict", "--job", job, "--nodes", "1,2,4,8", "--format",
-                                 "json"}}) {
+        std::vector<std::string>{"predict", "--job", job, "--nodes", "1,2,4,8", "--format", "json"},
+        std::vector<std::string>{"predict", "--job", "configs/jobs/dlrm-dcnv2-mlperf.yaml",
+                                 "--nodes", "1,2", "--format", "json"}}) {
     const Result one = with_threads(args, "1");
     ASSERT_EQ(one.status, 0) << one.err;
     EXPECT_EQ(with_threads(args, "2").out, one.out);

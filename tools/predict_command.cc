@@ -71,8 +71,8 @@ po::options_description predict_options() {
      "everything random drawn afresh) and give the mean and 95% confidence interval of "
      "throughput, speedup, efficiency and step time in every output format")
     ("threads", po::value<int>()->default_value(0),
-     "node counts (largest first) and --repeat runs simulated at once (0: all cores); the "
-     "output does not depend on it");
+     "node counts (largest first), --repeat runs, and a job's evaluation steps beside its "
+     "training steps, simulated at once (0: all cores); the output does not depend on it");
   // clang-format on
   add_study_options(o);
   return o;

@@ -198,7 +198,8 @@ std::optional<HostMemoryUse> host_memory_use(const ClusterSpec& cluster,
 
 ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload, int nodes,
                             double batch_per_gpu, const StepSimulationOptions& options,
-                            const QualityTarget* target, std::shared_ptr<StepTrace>* trace) {
+                            const QualityTarget* target, std::shared_ptr<StepTrace>* trace,
+                            int threads) {
   TRAINSIM_ASSERT(nodes >= 1, "node counts must be positive");
   ScalingPoint p;
   p.nodes = nodes;
@@ -246,8 +247,33 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     effective.solve_quantum =
         std::max<Time>(kNanosecond, estimate / 1'000'000 * share->parts_per_million);
   }
-  const StepSimulationResult result = run(effective);
   p.global_batch = batch_per_gpu * p.gpus;
+  // A recommender's evaluation steps: a simulation of their own (the evaluation batch's matrices
+  // and plans), which needs nothing from the training steps' and goes beside them when `threads`
+  // allows, on a topology and routes of its own (the same routes: the output does not change).
+  const bool evaluated = job && job->evaluation.configured;
+  const double eval_batch =
+      evaluated && job->evaluation.global_batch > 0 ? job->evaluation.global_batch : p.global_batch;
+  std::optional<Time> eval_step;
+  StepSimulationResult result;
+  if (recsys && evaluated) {
+    // Evaluation steps repeat identically: one measured after the warm-up.
+    StepSimulationOptions eval_options = effective;
+    eval_options.keep_trace = false;
+    eval_options.all_to_all_plans.reset();  // its own matrices (the evaluation batch's)
+    eval_options.steps = eval_options.warmup_steps + 1;
+    run_side_by_side(
+        threads, [&] { result = run(effective); },
+        [&] {
+          if (threads != 1)
+            eval_options.shared_topology = std::make_shared<SharedTopology>(cluster, nodes);
+          eval_step = simulate_recsys_evaluation(cluster, *recsys, *job, nodes, eval_batch / p.gpus,
+                                                 *plan, eval_options)
+                          .step_time;
+        });
+  } else {
+    result = run(effective);
+  }
   p.step_time = result.step_time;
   p.breakdown = result.breakdown;
   p.slowest_rank = result.slowest_rank;
@@ -256,19 +282,11 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   p.events = result.events;
   if (trace && result.trace) *trace = result.trace;
   std::optional<EvaluationCost> evaluation;
-  if (job && job->evaluation.configured) {
+  if (evaluated) {
     const EvaluationSpec& e = job->evaluation;
-    const double eval_batch = e.global_batch > 0 ? e.global_batch : p.global_batch;
-    // Evaluation steps repeat identically: one measured after the warm-up.
-    StepSimulationOptions eval_options = effective;
-    eval_options.keep_trace = false;
-    eval_options.all_to_all_plans.reset();  // its own matrices (the evaluation batch's)
-    eval_options.steps = eval_options.warmup_steps + 1;
     EvaluationCost cost;
     if (recsys) {
-      cost.step_time = simulate_recsys_evaluation(cluster, *recsys, *job, nodes,
-                                                  eval_batch / p.gpus, *plan, eval_options)
-                           .step_time;
+      cost.step_time = *eval_step;
     } else {
       DenseModelSpec forward = *dense;
       forward.batch_per_gpu = eval_batch / p.gpus;
@@ -331,7 +349,7 @@ ScalingStudy run_scaling_study(const ClusterSpec& cluster, const Workload& workl
     sim_options.keep_trace = nodes == options.trace_nodes;  // only that one writes the trace
     study.points[i] =
         simulate_point(cluster, workload, nodes, study.batch.at(nodes * cluster.gpus_per_node),
-                       sim_options, &study.target, &study.trace);
+                       sim_options, &study.target, &study.trace, options.threads);
     if (options.on_point) {
       const std::lock_guard<std::mutex> lock(progress);
       options.on_point(++done, n, nodes);

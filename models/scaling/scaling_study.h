@@ -126,8 +126,8 @@ struct ScalingStudyOptions {
   ScalingMode scaling = ScalingMode::kJob;
   std::optional<double> target_quality;  // overrides the job's and the model's
   SourceLocation target_origin;          // where target_quality was given, for errors
-  // Node counts simulated at once (0: all cores), largest first; the result does not depend on
-  // it.
+  // Node counts simulated at once (0: all cores), largest first, and a recommender job's
+  // evaluation steps beside its training steps; the result does not depend on it.
   int threads = 1;
   // Called after each node count is simulated, with how many are done of how many (for a
   // progress display; optional). With several threads, one call at a time, in the order the
@@ -160,11 +160,13 @@ ScalingStudy run_repeated_scaling_study(
     const std::function<ClusterSpec(std::uint64_t seed)>& draw = {});
 
 // One node count of the study, `batch_per_gpu` examples per GPU; with the job's input pipeline and
-// checkpoints and the time-to-quality of `target` (when given).
+// checkpoints and the time-to-quality of `target` (when given). A recommender job's evaluation
+// steps are simulated beside its training steps unless `threads` is 1 (0: as many as the cores
+// allow); the result does not depend on it.
 ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload, int nodes,
                             double batch_per_gpu, const StepSimulationOptions& options,
                             const QualityTarget* target = nullptr,
-                            std::shared_ptr<StepTrace>* trace = nullptr);
+                            std::shared_ptr<StepTrace>* trace = nullptr, int threads = 1);
 
 // The batch of each node count under `mode`, with the smallest node count's GPUs as baseline.
 // Throws ConfigError (at the job's batch) when strong scaling leaves less than one example a GPU.

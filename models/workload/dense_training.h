@@ -33,8 +33,8 @@ struct StepSimulationOptions {
   // traffic going while the other jobs finish their measured steps (the run stops then).
   int trailing_steps = 0;
   // The cluster's topology on these nodes, its routes and the collectives' analytic times, shared
-  // by the simulations of one cluster on one node count (the scaling study's estimate, steps and
-  // evaluation) so none is computed twice; built afresh when null.
+  // by the simulations of one cluster on one node count (the scaling study's estimate, steps and,
+  // when it runs after them, evaluation) so none is computed twice; built afresh when null.
   std::shared_ptr<SharedTopology> shared_topology;
   // All-to-all plans (flows of each byte matrix), shared by simulations over the same matrices
   // on the whole fabric: the scaling study's estimate makes them and its steps run them, so none
