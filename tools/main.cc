@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   // and flows, the estimate's run then the steps'): keep freed memory for the next allocation
   // instead of handing it back to the kernel, which would clear every page again when it is
   // touched (a twentieth of a 2,048-node prediction; bench/README.md). Blocks up to 32 MiB come
-  // from the heap (glibc's largest automatic threshold); the process's peak memory is unchanged.
+  // from the heap (glibc's largest automatic threshold); the peak memory barely changes.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
