@@ -171,6 +171,16 @@ std::shared_ptr<const PlanRoutes> route_plan(Router& router, const CollectivePla
   return routes;
 }
 
+bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b) {
+  if (a.size() != b.size()) return false;
+  for (TransferId id = 0; id < a.size(); ++id) {
+    const PlanTransfer& x = a.transfer(id);
+    const PlanTransfer& y = b.transfer(id);
+    if (x.from != y.from || x.to != y.to) return false;
+  }
+  return true;
+}
+
 Time plan_time(Router& router, const CollectivePlan& plan, const PlanRoutes* known_routes) {
   const std::size_t n = plan.size();
   // A transfer takes as long as the most loaded link on its route needs to carry its stage's

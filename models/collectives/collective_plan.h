@@ -92,6 +92,9 @@ PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, dou
 // times (each step's all-to-all of the same bytes), valid wherever that router is.
 using PlanRoutes = BigVector<RouteId>;
 std::shared_ptr<const PlanRoutes> route_plan(Router& router, const CollectivePlan& plan);
+// Whether two plans' transfers go between the same vertices in the same order, so that one's
+// routes serve the other (a step's id all-to-all and its gradients' go between the same GPUs).
+bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b);
 
 // Runs a plan as flows. Participants join with Collective::join(). `routes`: the plan's routes on
 // the network's router, from route_plan() (looked up here when null).

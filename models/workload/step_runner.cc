@@ -231,8 +231,18 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
       ++all_to_all_plans_made_;
     }
     if (kept.router.get() == &network_.router()) return kept;
-    AllToAllPlans::Kept mine{kept.plan, route_plan(network_.router(), *kept.plan),
-                             network_.shared_router()};
+    // A plan between the same GPUs in the same order, already routed on this router, lends its
+    // routes (the gradients' all-to-all goes where the ids' went).
+    std::shared_ptr<const PlanRoutes> routes;
+    for (const auto& [other_key, other] : all_to_all_plans_->plans) {
+      if (other.routes && other.router.get() == &network_.router() &&
+          same_endpoints(*other.plan, *kept.plan)) {
+        routes = other.routes;
+        break;
+      }
+    }
+    if (!routes) routes = route_plan(network_.router(), *kept.plan);
+    AllToAllPlans::Kept mine{kept.plan, std::move(routes), network_.shared_router()};
     if (!kept.routes) kept = mine;
     return mine;
   };

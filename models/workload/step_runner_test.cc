@@ -127,6 +127,33 @@ TEST(StepRunnerTest, AnEstimatesAllToAllPlansServeTheFlowRunThatSharesThem) {
   EXPECT_EQ(alone.all_to_all_plans(), 1u);
 }
 
+TEST(StepRunnerTest, PlansBetweenTheSameGpusShareTheirRoutes) {
+  // Three matrices on one node of 4 GPUs: the second moves other bytes between the same pairs
+  // (a step's gradients go where its ids went), so its plan takes the first one's routes; the
+  // third leaves GPU 0 -> 1 out, so its plan is routed on its own.
+  const ClusterSpec cluster = testing::small_node(4);
+  std::vector<std::vector<double>> rows(4, std::vector<double>(4, 1e6));
+  const ByteMatrix ids = ByteMatrix::from_rows(rows);
+  for (auto& row : rows) row.assign(4, 3e6);
+  const ByteMatrix gradients = ByteMatrix::from_rows(rows);
+  rows[0][1] = 0;
+  const ByteMatrix fewer = ByteMatrix::from_rows(rows);
+  StepSimulationOptions options;
+  options.all_to_all_plans = std::make_shared<AllToAllPlans>();
+  StepRunner runner(cluster, 1, options, /*input_copies=*/false);
+  runner.all_to_all(ids, Algorithm::kDirect);
+  runner.all_to_all(gradients, Algorithm::kDirect);
+  runner.all_to_all(fewer, Algorithm::kDirect);
+  auto kept = [&](const ByteMatrix& m) {
+    return options.all_to_all_plans->plans.at({&m, false, Algorithm::kDirect, false});
+  };
+  ASSERT_TRUE(kept(ids).routes && kept(gradients).routes && kept(fewer).routes);
+  EXPECT_NE(kept(ids).plan, kept(gradients).plan);
+  EXPECT_EQ(kept(ids).routes, kept(gradients).routes);
+  EXPECT_NE(kept(ids).routes, kept(fewer).routes);
+  EXPECT_EQ(kept(fewer).routes->size(), kept(ids).routes->size() - 1);
+}
+
 TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
   // A dense step on one node of 4 GPUs (2 ms of compute, a ring all-reduce of 100 MB), run on a
   // fabric of its own and then twice on one shared topology: the same step every time, and the
