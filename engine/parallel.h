@@ -82,26 +82,24 @@ void run_side_by_side(int threads, const First& first, const Second& second) {
       second_error = std::current_exception();
     }
   };
+  // Runs `first`, then waits for `second` (also when `first` throws).
+  auto first_then = [&](const auto& wait_for_second) {
+    try {
+      first();
+    } catch (...) {
+      wait_for_second();
+      throw;
+    }
+    wait_for_second();
+  };
 #ifdef TRAINSIM_TSAN
   std::thread beside(run_second);
-  try {
-    first();
-  } catch (...) {
-    beside.join();
-    throw;
-  }
-  beside.join();
+  first_then([&] { beside.join(); });
 #else
   tbb::this_task_arena::isolate([&] {
     tbb::task_group group;
     group.run(run_second);
-    try {
-      first();
-    } catch (...) {
-      group.wait();
-      throw;
-    }
-    group.wait();
+    first_then([&] { group.wait(); });
   });
 #endif
   if (second_error) std::rethrow_exception(second_error);
