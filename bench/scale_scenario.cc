@@ -2,8 +2,11 @@
 // large cluster, every ring step as real flows, and (b) an all-to-all with one flow per GPU pair.
 // Prints simulated time, flow and event counts, wall time and peak memory.
 //
-//   scale_scenario ring     [--cluster FILE] [--bytes B]
+//   scale_scenario ring     [--cluster FILE] [--bytes B] [--whole]
 //   scale_scenario alltoall [--cluster FILE] [--bytes B]
+//
+// The ring runs one node's positions when the ring repeats node after node, with the same times
+// as the whole ring (RingCollective::join_all); `--whole` runs every position.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -32,7 +35,7 @@ double peak_rss_mib() {
 }
 
 int usage() {
-  std::cerr << "usage: scale_scenario ring|alltoall [--cluster FILE] [--bytes BYTES]\n";
+  std::cerr << "usage: scale_scenario ring|alltoall [--cluster FILE] [--bytes BYTES] [--whole]\n";
   return 2;
 }
 
@@ -43,7 +46,14 @@ int main(int argc, char** argv) {
   const std::string scenario = argv[1];
   std::string cluster_path = std::string(TRAINSIM_SOURCE_DIR) + "/bench/configs/scale-128x8.yaml";
   double bytes = scenario == "ring" ? 256.0 * kMiB : 64.0 * kMiB;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  bool whole = false;
+  for (int i = 2; i < argc; i += 2) {
+    if (std::strcmp(argv[i], "--whole") == 0) {
+      whole = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) return usage();
     if (std::strcmp(argv[i], "--cluster") == 0) {
       cluster_path = argv[i + 1];
     } else if (std::strcmp(argv[i], "--bytes") == 0) {
@@ -73,7 +83,8 @@ int main(int argc, char** argv) {
     ring = std::make_unique<RingCollective>(sim, network, cluster.gpu_vertices,
                                             make_node_rings(spec.nodes, spec.gpus_per_node, 1),
                                             ring_all_reduce_schedule(bytes, gpus, 1));
-    for (int r = 0; r < gpus; ++r) ring->join(r, [&done] { ++done; });
+    ring->join_all(
+        gpus, [&done](int) { ++done; }, /*alone=*/!whole);
   } else {
     const double per_pair = bytes / (gpus - 1);
     for (int src = 0; src < gpus; ++src) {
@@ -95,6 +106,10 @@ int main(int argc, char** argv) {
   std::printf("cluster             %s (%d GPUs)\n", spec.name.c_str(), gpus);
   std::printf("bytes               %.0f\n", bytes);
   std::printf("simulated time      %.6f ms\n", to_milliseconds(sim.now()));
+  if (ring) {
+    std::printf("ring positions      %d of %d per channel simulated\n", ring->simulated_positions(),
+                gpus);
+  }
   std::printf("flows               %llu (peak %llu concurrent)\n",
               static_cast<unsigned long long>(c.flows_started),
               static_cast<unsigned long long>(c.max_active_flows));

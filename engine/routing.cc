@@ -247,16 +247,8 @@ RouteId Router::route(VertexId src, VertexId dst) {
   return id;
 }
 
-RouteId Router::add_route(std::span<const LinkId> links) {
-  std::uint64_t hash = mix64(links.size());
-  for (const LinkId l : links) hash = mix64(hash ^ l);
-  for (auto [it, end] = explicit_.equal_range(hash); it != end; ++it) {
-    const auto existing = this->links(it->second);
-    if (std::equal(existing.begin(), existing.end(), links.begin(), links.end())) return it->second;
-  }
-  const std::uint64_t first = route_links_.size();
-  route_links_.insert(route_links_.end(), links.begin(), links.end());
-  Time latency = 0;
+RouteId Router::add_route(std::span<const LinkId> links, std::optional<Time> latency) {
+  Time sum = 0;
   double bottleneck = std::numeric_limits<double>::infinity();
   std::vector<LinkId> sorted(links.begin(), links.end());
   std::sort(sorted.begin(), sorted.end());
@@ -265,13 +257,25 @@ RouteId Router::add_route(std::span<const LinkId> links) {
     std::size_t j = i;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
     const Link& link = topology_.link(sorted[i]);
-    latency += link.latency * static_cast<Time>(j - i);
+    sum += link.latency * static_cast<Time>(j - i);
     bottleneck = std::min(bottleneck, link.bandwidth_bytes_per_s / static_cast<double>(j - i));
     i = j;
   }
+  const Time route_latency = latency.value_or(sum);
+  std::uint64_t hash = mix64(links.size());
+  for (const LinkId l : links) hash = mix64(hash ^ l);
+  for (auto [it, end] = explicit_.equal_range(hash); it != end; ++it) {
+    const auto existing = this->links(it->second);
+    if (std::equal(existing.begin(), existing.end(), links.begin(), links.end()) &&
+        routes_[it->second].latency == route_latency) {
+      return it->second;
+    }
+  }
+  const std::uint64_t first = route_links_.size();
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
   const auto id = static_cast<RouteId>(routes_.size());
   routes_.push_back(
-      RouteInfo{first, static_cast<std::uint32_t>(links.size()), latency, bottleneck});
+      RouteInfo{first, static_cast<std::uint32_t>(links.size()), route_latency, bottleneck});
   explicit_.emplace(hash, id);
   return id;
 }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
@@ -48,9 +49,10 @@ class Router {
   // links need not meet, and
   // a link may appear several times. A flow on it loads each link once per appearance, the way a
   // pipelined ring or tree channel, whose every hop carries the same rate, loads the links its
-  // hops share. Latency is the sum over appearances, the bottleneck the smallest
-  // bandwidth / appearances.
-  RouteId add_route(std::span<const LinkId> links);
+  // hops share. Latency is the sum over appearances unless `latency` is given (a route that
+  // stands for a class of flows, whose load is not where its bytes travel), the bottleneck the
+  // smallest bandwidth / appearances.
+  RouteId add_route(std::span<const LinkId> links, std::optional<Time> latency = std::nullopt);
 
   std::span<const LinkId> links(RouteId id) const {
     const RouteInfo& info = routes_[id];

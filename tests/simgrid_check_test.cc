@@ -66,15 +66,30 @@ RingSchedule rendezvous(int steps, double chunk) {
 }
 
 // Flat ring all-reduce of `bytes` over all GPUs in rank order; returns each GPU's finish time.
-std::unique_ptr<RingCollective> flat_ring(Harness& h, double bytes, std::vector<Time>& done) {
+// `alone`: nothing else runs, so the ring may run one representative per class of positions.
+std::unique_ptr<RingCollective> flat_ring(Harness& h, double bytes, std::vector<Time>& done,
+                                          bool alone = false) {
   const int p = h.gpus();
   RingOrders order(1);
   for (int r = 0; r < p; ++r) order[0].push_back(r);
   auto ring = std::make_unique<RingCollective>(h.sim, h.network, h.topology.gpu_vertices, order,
                                                rendezvous(2 * (p - 1), bytes / p));
   done.assign(p, 0);
-  for (int r = 0; r < p; ++r) ring->join(r, [&h, &done, r] { done[r] = h.sim.now(); });
+  ring->join_all(
+      p, [&h, &done](int r) { done[r] = h.sim.now(); }, alone);
   return ring;
+}
+
+// The same ring run for one representative per class of positions: the same finish times to the
+// picosecond. Returns the positions it simulated.
+int expect_reduced_ring_same(int nodes, double oversubscription, double bytes,
+                             const std::vector<Time>& whole, const std::string& what) {
+  Harness h(nodes, oversubscription);
+  std::vector<Time> done;
+  auto ring = flat_ring(h, bytes, done, /*alone=*/true);
+  h.sim.run();
+  EXPECT_EQ(done, whole) << what;
+  return ring->simulated_positions();
 }
 
 // All-to-all: every GPU posts a message to every other at once; sizes[src] bytes each. Records
@@ -142,6 +157,8 @@ TEST(SimGridCheck, CrossbarRingHierarchicalAndAllToAll) {
       auto ring = flat_ring(h, bytes, done);
       h.sim.run();
       expect_close(max_of(done), row.at("sim_time_s"), what);
+      // Every node does what the one before it did: one node's positions stand for all.
+      EXPECT_EQ(expect_reduced_ring_same(n, 0, bytes, done, what), n == 1 ? 1 : 8) << what;
     } else if (scenario == "hier") {
       // Reduce-scatter in each node, all-reduce among one local rank's GPUs, all-gather; each
       // GPU moves to the next phase when its own part of the previous one is done.
@@ -230,6 +247,11 @@ TEST(SimGridCheck, FatTreeAndContention) {
     h.sim.run();
     expect_close(to_seconds(h.sim.now()), row.at("sim_time_s"), what + " end");
     if (ring) expect_close(max_of(ring_done), row.at("ring_time_s"), what + " ring");
+    if (scenario == "ring") {
+      // On the fat tree the ring repeats every leaf of 4 nodes (32 positions).
+      const int positions = expect_reduced_ring_same(n, k, ring_bytes, ring_done, what);
+      EXPECT_EQ(positions, crossbar || n <= 4 ? 8 : 32) << what;
+    }
     if (a2a) expect_close(max_of(a2a->finish), row.at("a2a_time_s"), what + " a2a");
     if (a2a && !row.at("a2a_mean_send_done_s").empty()) {
       expect_close(mean_of(a2a->send_done), row.at("a2a_mean_send_done_s"), what + " send done");

@@ -262,9 +262,9 @@ std::vector<OpResult> simulate(const models::ClusterSpec& cluster,
   std::vector<std::unique_ptr<models::Collective>> running;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     running.push_back(make_op(sim, flows, cluster, topology, *ops[i]));
-    for (int r = 0; r < ranks; ++r) {
-      running.back()->join(r, [&sim, &finish, i, r] { finish[i][r] = sim.now(); });
-    }
+    // An operation alone on the fabric may simulate one rank per class of symmetric ones.
+    running.back()->join_all(
+        ranks, [&sim, &finish, i](int r) { finish[i][r] = sim.now(); }, ops.size() == 1);
   }
   sim.run();
   std::vector<OpResult> out(ops.size());

@@ -6,6 +6,10 @@
 
 namespace trainsim::models {
 
+void Collective::join_all(int participants, const std::function<void(int)>& done, bool) {
+  for (int p = 0; p < participants; ++p) join(p, [done, p] { done(p); });
+}
+
 AnalyticCollective::AnalyticCollective(Simulation& simulation, int participants, Time duration)
     : sim_(simulation), duration_(duration), done_(participants) {}
 

@@ -15,6 +15,11 @@ class Collective {
   virtual ~Collective() = default;
   // `participant` is an index in [0, participants); `done` runs when its part is complete.
   virtual void join(int participant, std::function<void()> done) = 0;
+  // Participants [0, participants) all join now; `done(participant)` runs when its part is
+  // complete. `alone`: the caller's word that no other traffic uses the network until every
+  // participant is done, so that a collective may simulate one participant of each class of
+  // symmetric ones (RingCollective does); by default they join one by one.
+  virtual void join_all(int participants, const std::function<void(int)>& done, bool alone);
 };
 
 // Analytic (alpha-beta) stand-in for any collective: once the last participant has joined, all

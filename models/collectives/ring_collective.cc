@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/check.h"
+#include "engine/symmetry.h"
 
 namespace trainsim::models {
 
@@ -54,6 +55,7 @@ RingCollective::RingCollective(Simulation& simulation, FlowNetwork& network,
       positions_[c].push_back(Position{who, route});
     }
   }
+  period_ = p;
 }
 
 void RingCollective::join(int participant, std::function<void()> done) {
@@ -64,6 +66,60 @@ void RingCollective::join(int participant, std::function<void()> done) {
   } else {
     sim_.schedule_in(software_latency_, [this, participant] { start_sending(participant); });
   }
+}
+
+void RingCollective::join_all(int participants, const std::function<void(int)>& done, bool alone) {
+  const int p = static_cast<int>(joined_.size());
+  TRAINSIM_ASSERT(participants == p, "join_all is for every participant");
+  if (!alone || schedule_.steps == 0 || !reduce_to_period()) {
+    Collective::join_all(participants, done, alone);
+    return;
+  }
+  for (int i = 0; i < p; ++i) {
+    TRAINSIM_ASSERT(!done_[i] && !joined_[i], "participant joined twice");
+    done_[i] = [done, i] { done(i); };
+  }
+  const auto start = [this] {
+    std::fill(joined_.begin(), joined_.end(), true);
+    for (std::size_t c = 0; c < positions_.size(); ++c) {
+      for (int q = 0; q < period_; ++q) try_send(static_cast<int>(c), q);
+    }
+  };
+  if (software_latency_ == 0) {
+    start();
+  } else {
+    sim_.schedule_in(software_latency_, start);
+  }
+}
+
+bool RingCollective::reduce_to_period() {
+  const int p = static_cast<int>(joined_.size());
+  const int channels = static_cast<int>(positions_.size());
+  std::vector<RouteId> routes;
+  for (const auto& ring : positions_) {
+    for (const Position& pos : ring) routes.push_back(pos.route_to_next);
+  }
+  std::vector<std::uint32_t> class_of(routes.size());
+  std::vector<std::uint32_t> representative;
+  for (int d = 1; d < p; ++d) {
+    if (p % d != 0) continue;
+    representative.clear();
+    for (int c = 0; c < channels; ++c) {
+      for (int i = 0; i < p; ++i) class_of[c * p + i] = static_cast<std::uint32_t>(c * d + i % d);
+      for (int q = 0; q < d; ++q) representative.push_back(static_cast<std::uint32_t>(c * p + q));
+    }
+    const auto class_routes_found =
+        class_routes(network_.router(), routes, class_of, representative);
+    if (!class_routes_found) continue;
+    full_positions_ = positions_;
+    for (int c = 0; c < channels; ++c) {
+      positions_[c].resize(d);
+      for (int q = 0; q < d; ++q) positions_[c][q].route_to_next = (*class_routes_found)[c * d + q];
+    }
+    period_ = d;
+    return true;
+  }
+  return false;
 }
 
 void RingCollective::start_sending(int participant) {
@@ -133,8 +189,17 @@ void RingCollective::on_arrived(int channel, int position) {
 void RingCollective::position_progressed(int channel, int position) {
   const Position& pos = positions_[channel][position];
   if (pos.sent == schedule_.steps && pos.received == schedule_.steps) {
-    --channels_left_[pos.participant];
-    check_done(pos.participant);
+    if (full_positions_.empty()) {
+      --channels_left_[pos.participant];
+      check_done(pos.participant);
+      return;
+    }
+    // Every position of the class finishes now.
+    const auto& ring = full_positions_[channel];
+    for (std::size_t i = static_cast<std::size_t>(position); i < ring.size(); i += period_) {
+      --channels_left_[ring[i].participant];
+      check_done(ring[i].participant);
+    }
   } else {
     try_send(channel, position);
   }
@@ -194,7 +259,8 @@ Time ring_finish(const std::vector<Time>& transmit, const std::vector<Hop>& hops
       for (std::size_t i = 0; i < p; ++i) {
         delivered[i] = std::max(start[i], start[(i + 1) % p]) + transmit[i] + hops[i].latency;
       }
-      for (std::size_t i = 0; i < p; ++i) start[i] = std::max(delivered[i], delivered[(i + p - 1) % p]);
+      for (std::size_t i = 0; i < p; ++i)
+        start[i] = std::max(delivered[i], delivered[(i + p - 1) % p]);
       continue;
     }
     for (std::size_t i = 0; i + 1 < p; ++i)

@@ -46,6 +46,15 @@ class RingCollective final : public Collective {
                  const std::vector<VertexId>& vertices, RingOrders rings, RingSchedule schedule,
                  Time software_latency = 0);
   void join(int participant, std::function<void()> done) override;
+  // With `alone`, a ring that repeats itself every d positions of every channel (each hop's
+  // route meets links of the same kinds as the hop d positions on: engine/symmetry.h), as a
+  // flat ring over identical nodes does with d GPUs per node, is simulated for positions
+  // [0, d) of each channel only, position d - 1 sending to position 0 over the route of its
+  // class; every participant finishes when its class's representative does, at the same time as
+  // in the whole ring. Otherwise, or when no such d < P exists, the whole ring runs.
+  void join_all(int participants, const std::function<void(int)>& done, bool alone) override;
+  // Positions per channel the ring simulates: d after a join_all that found a period, else P.
+  int simulated_positions() const { return period_; }
 
  private:
   struct Position {
@@ -66,8 +75,14 @@ class RingCollective final : public Collective {
   FlowNetwork& network_;
   RingSchedule schedule_;
   Time software_latency_;
-  std::vector<std::vector<Position>> positions_;  // [channel][position in ring]
-  std::vector<std::vector<int>> position_of_;     // [participant][channel]
+  // Positions [0, d) of every channel, each sending over its class's route, when the whole
+  // ring (kept in full_positions_) repeats every d positions.
+  bool reduce_to_period();
+
+  std::vector<std::vector<Position>> positions_;       // [channel][position in ring]
+  std::vector<std::vector<Position>> full_positions_;  // the whole ring, once reduced
+  int period_ = 0;                                     // positions_ per channel
+  std::vector<std::vector<int>> position_of_;          // [participant][channel]
   std::vector<bool> joined_;
   std::vector<std::function<void()>> done_;
   std::vector<int> channels_left_;

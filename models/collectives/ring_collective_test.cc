@@ -1,6 +1,8 @@
 // Ring all-reduce against the closed form 2(P-1)(alpha + S/(P B)).
 #include "models/collectives/ring_collective.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace trainsim::models {
@@ -116,6 +118,118 @@ TEST(RingCollectiveTest, RendezvousSendsWaitForDelivery) {
   EXPECT_EQ(sim.now(), 2 * (p - 1) * step);
   Router router(star.topology);
   EXPECT_EQ(ring_collective_time(router, star.endpoints, rings, schedule), sim.now());
+}
+
+// `nodes` x `gpus_per_node` GPUs: each node's GPUs joined pairwise by NVLink (400 GB/s, 300 ns),
+// and every `gpus_per_nic` GPUs of a node sharing a NIC (PCIe, 64 GB/s, 100 ns) with a 50 GB/s,
+// 1 us port on one fabric switch. `slow_node`'s NICs, if any, have 25 GB/s ports.
+struct Nodes {
+  Topology topology;
+  std::vector<VertexId> gpus;
+  Nodes(int nodes, int gpus_per_node, int gpus_per_nic, int slow_node = -1) {
+    const VertexId fabric = topology.add_vertex("fabric", true);
+    for (int n = 0; n < nodes; ++n) {
+      VertexId nic = 0;
+      for (int g = 0; g < gpus_per_node; ++g) {
+        gpus.push_back(topology.add_vertex("gpu", false));
+        for (int h = 0; h < g; ++h) {
+          topology.add_duplex(gpus[n * gpus_per_node + h], gpus.back(), 400e9, 300 * kNanosecond);
+        }
+        if (g % gpus_per_nic == 0) {
+          nic = topology.add_vertex("nic", true);
+          topology.add_duplex(nic, fabric, n == slow_node ? 25e9 : 50e9, kMicrosecond);
+        }
+        topology.add_duplex(gpus.back(), nic, 64e9, 100 * kNanosecond);
+      }
+    }
+  }
+};
+
+struct RingRun {
+  std::vector<Time> finish;  // per participant
+  int simulated_positions = 0;
+  std::uint64_t flows = 0;
+};
+
+RingRun run_nodes_ring(const Nodes& nodes, const RingOrders& rings, RingSchedule schedule,
+                       bool alone, Time software_latency = 0) {
+  Simulation sim;
+  FlowNetwork net(sim, nodes.topology);
+  const int p = static_cast<int>(nodes.gpus.size());
+  RingCollective ring(sim, net, nodes.gpus, rings, schedule, software_latency);
+  RingRun run;
+  run.finish.assign(p, -1);
+  ring.join_all(
+      p, [&sim, &run](int i) { run.finish[i] = sim.now(); }, alone);
+  sim.run();
+  run.simulated_positions = ring.simulated_positions();
+  run.flows = net.counters().flows_started;
+  return run;
+}
+
+TEST(RingCollectiveTest, ASymmetricRingRunsOneNodeOfPositionsWithTheSameTimes) {
+  // 4 nodes x 4 GPUs, 1 and 2 channels, a NIC per GPU or per two GPUs (two channels' flows then
+  // meet on a NIC's port): the ring repeats every node, so 4 positions per channel stand for 16,
+  // and every participant finishes at the picosecond the whole ring gives.
+  for (const int per_nic : {1, 2}) {
+    for (const int channels : {1, 2}) {
+      const Nodes nodes(4, 4, per_nic);
+      const RingOrders rings = make_node_rings(4, 4, channels);
+      const RingSchedule schedule = ring_all_reduce_schedule(96e6, 16, channels);
+      const RingRun whole = run_nodes_ring(nodes, rings, schedule, false);
+      const RingRun reduced = run_nodes_ring(nodes, rings, schedule, true);
+      EXPECT_EQ(whole.simulated_positions, 16);
+      EXPECT_EQ(reduced.simulated_positions, 4);
+      EXPECT_EQ(whole.flows, static_cast<std::uint64_t>(channels * 16 * 30));
+      EXPECT_EQ(reduced.flows, static_cast<std::uint64_t>(channels * 4 * 30));
+      EXPECT_EQ(reduced.finish, whole.finish)
+          << per_nic << " GPUs per NIC, " << channels << " channels";
+      for (const Time t : whole.finish) EXPECT_GT(t, 0);
+    }
+  }
+}
+
+TEST(RingCollectiveTest, TheReducedRingMeetsTheClosedForm) {
+  // 2 nodes x 2 GPUs, a NIC per GPU. The NIC hop (GPU -> NIC -> fabric -> NIC -> GPU: 100 + 1000
+  // + 1000 + 100 ns = 2.2 us, 50 GB/s) takes 2 ms per chunk of S/P = 100 MB, the NVLink hop
+  // 0.25 ms. Each NIC hop's sender has the next chunk long before its own last one has left, so
+  // it sends its 2(P-1) = 6 chunks back to back: the last arrives at 6 x 2 ms + 2.2 us.
+  const Nodes nodes(2, 2, 1);
+  const RingSchedule schedule = ring_all_reduce_schedule(400e6, 4, 1);
+  const RingRun reduced = run_nodes_ring(nodes, make_node_rings(2, 2, 1), schedule, true);
+  EXPECT_EQ(reduced.simulated_positions, 2);
+  const Time expected = 6 * transfer_time(100e6, 50e9) + 2200 * kNanosecond;
+  EXPECT_EQ(*std::max_element(reduced.finish.begin(), reduced.finish.end()), expected);
+}
+
+TEST(RingCollectiveTest, RendezvousAndSoftwareLatencyReduceToo) {
+  const Nodes nodes(4, 2, 1);
+  RingSchedule schedule = ring_all_reduce_schedule(32e6, 8, 1);
+  schedule.rendezvous = true;
+  const RingOrders rings = make_node_rings(4, 2, 1);
+  const RingRun whole = run_nodes_ring(nodes, rings, schedule, false, 3 * kMicrosecond);
+  const RingRun reduced = run_nodes_ring(nodes, rings, schedule, true, 3 * kMicrosecond);
+  EXPECT_EQ(reduced.simulated_positions, 2);
+  EXPECT_EQ(reduced.finish, whole.finish);
+}
+
+TEST(RingCollectiveTest, ARingThatDoesNotRepeatRunsWhole) {
+  // Node 2's NIC port is half as fast: no node count short of all of them repeats.
+  const Nodes nodes(4, 2, 1, 2);
+  const RingOrders rings = make_node_rings(4, 2, 1);
+  const RingSchedule schedule = ring_all_reduce_schedule(32e6, 8, 1);
+  const RingRun whole = run_nodes_ring(nodes, rings, schedule, false);
+  const RingRun asked = run_nodes_ring(nodes, rings, schedule, true);
+  EXPECT_EQ(asked.simulated_positions, 8);
+  EXPECT_EQ(asked.flows, whole.flows);
+  EXPECT_EQ(asked.finish, whole.finish);
+  // A ring whose hops go NVLink, NIC, NIC, NVLink, NIC, NIC, NVLink, NIC repeats at no period
+  // short of 8 either.
+  const Nodes even(4, 2, 1);
+  const RingOrders scrambled = {{0, 1, 2, 4, 5, 3, 6, 7}};
+  EXPECT_EQ(run_nodes_ring(even, scrambled, schedule, true).simulated_positions, 8);
+  EXPECT_EQ(run_nodes_ring(even, scrambled, schedule, true).finish,
+            run_nodes_ring(even, scrambled, schedule, false).finish);
 }
 
 TEST(RingCollectiveTest, NodeRingsStartEachNodeAtTheChannelIndex) {
