@@ -3,10 +3,11 @@
 // Prints simulated time, flow and event counts, wall time and peak memory.
 //
 //   scale_scenario ring     [--cluster FILE] [--bytes B] [--whole]
-//   scale_scenario alltoall [--cluster FILE] [--bytes B]
+//   scale_scenario alltoall [--cluster FILE] [--bytes B] [--whole]
 //
-// The ring runs one node's positions when the ring repeats node after node, with the same times
-// as the whole ring (RingCollective::join_all); `--whole` runs every position.
+// The ring runs one node's positions when the ring repeats node after node, and the all-to-all
+// one node's messages when the exchange does, with the same times as the whole ring or exchange
+// (Collective::join_all); `--whole` runs every position or message.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "engine/flow_network.h"
+#include "models/collectives/flat_collectives.h"
 #include "models/collectives/ring_collective.h"
 #include "models/config/cluster_config.h"
 #include "models/hardware/cluster_topology.h"
@@ -79,6 +81,7 @@ int main(int argc, char** argv) {
   int done = 0;
 
   std::unique_ptr<RingCollective> ring;
+  std::unique_ptr<Collective> exchange;
   if (scenario == "ring") {
     ring = std::make_unique<RingCollective>(sim, network, cluster.gpu_vertices,
                                             make_node_rings(spec.nodes, spec.gpus_per_node, 1),
@@ -87,13 +90,16 @@ int main(int argc, char** argv) {
         gpus, [&done](int) { ++done; }, /*alone=*/!whole);
   } else {
     const double per_pair = bytes / (gpus - 1);
+    ByteMatrix matrix(gpus);
     for (int src = 0; src < gpus; ++src) {
       for (int dst = 0; dst < gpus; ++dst) {
-        if (src == dst) continue;
-        network.start(cluster.gpu_vertices[src], cluster.gpu_vertices[dst], per_pair,
-                      [&done] { ++done; });
+        if (src != dst) matrix.add(src, dst, per_pair);
       }
     }
+    matrix.consolidate();
+    exchange = make_flat_alltoallv(sim, network, cluster, std::move(matrix));
+    exchange->join_all(
+        gpus, [&done](int) { ++done; }, /*alone=*/!whole);
   }
   const auto run_start = std::chrono::steady_clock::now();
   sim.run();
@@ -119,7 +125,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(c.flows_rerated));
   std::printf("events              %llu\n",
               static_cast<unsigned long long>(sim.events_processed()));
-  std::printf("completions         %d\n", done);
+  std::printf("ranks done          %d\n", done);
   std::printf("wall time           %.3f s (simulation %.3f s)\n", wall, run);
   std::printf("peak memory         %.1f MiB\n", peak_rss_mib());
   return 0;

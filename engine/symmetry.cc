@@ -18,30 +18,37 @@ std::optional<std::vector<RouteId>> class_routes(Router& router, std::span<const
     TRAINSIM_ASSERT(representative[c] < routes.size() && class_of[representative[c]] == c,
                     "a representative belongs to its class");
   }
-  // Every appearance of a link on a route, with the class of the flow: sorted, a link's run gives
-  // how many times each class crosses it.
-  std::vector<std::pair<LinkId, std::uint32_t>> uses;
+  // The class of the flow of every appearance of each link on a route, by link (counting sort),
+  // sorted within each link's run: a run gives how many times each class crosses the link.
+  const Topology& topology = router.topology();
+  std::vector<std::uint32_t> run_of(topology.link_count() + 1, 0);  // link l: [run_of[l], [l+1])
   for (std::size_t f = 0; f < routes.size(); ++f) {
     TRAINSIM_ASSERT(class_of[f] < classes, "class out of range");
-    for (const LinkId l : router.links(routes[f])) uses.emplace_back(l, class_of[f]);
+    for (const LinkId l : router.links(routes[f])) ++run_of[l + 1];
   }
-  std::sort(uses.begin(), uses.end());
+  for (std::size_t l = 0; l < topology.link_count(); ++l) run_of[l + 1] += run_of[l];
+  std::vector<std::uint32_t> uses(run_of.back());
+  {
+    std::vector<std::uint32_t> next(run_of.begin(), run_of.end() - 1);
+    for (std::size_t f = 0; f < routes.size(); ++f) {
+      for (const LinkId l : router.links(routes[f])) uses[next[l]++] = class_of[f];
+    }
+  }
   // Each link's kind: its capacity and its (class, appearances) pairs, interned.
-  const Topology& topology = router.topology();
   std::vector<std::uint32_t> kind_of(topology.link_count(), 0);
-  std::vector<std::uint32_t> run_of(topology.link_count(), 0);  // where the link's run starts
   std::map<std::vector<std::uint64_t>, std::uint32_t> kinds;
   std::vector<std::uint64_t> key;
-  for (std::size_t i = 0; i < uses.size();) {
-    const LinkId l = uses[i].first;
+  for (LinkId l = 0; l < topology.link_count(); ++l) {
+    const auto begin = uses.begin() + run_of[l];
+    const auto end = uses.begin() + run_of[l + 1];
+    if (begin == end) continue;
+    std::sort(begin, end);
     key.assign(1, std::bit_cast<std::uint64_t>(topology.link(l).bandwidth_bytes_per_s));
-    run_of[l] = static_cast<std::uint32_t>(i);
-    while (i < uses.size() && uses[i].first == l) {
-      const std::uint32_t c = uses[i].second;
-      std::uint64_t count = 0;
-      for (; i < uses.size() && uses[i].first == l && uses[i].second == c; ++i) ++count;
-      key.push_back(c);
-      key.push_back(count);
+    for (auto i = begin; i != end;) {
+      const auto j = std::find_if(i, end, [c = *i](std::uint32_t x) { return x != c; });
+      key.push_back(*i);
+      key.push_back(static_cast<std::uint64_t>(j - i));
+      i = j;
     }
     kind_of[l] = kinds.emplace(key, static_cast<std::uint32_t>(kinds.size())).first->second;
   }
@@ -72,11 +79,11 @@ std::optional<std::vector<RouteId>> class_routes(Router& router, std::span<const
   // How many times each class's flows cross each of those links, by class.
   std::vector<std::vector<std::pair<LinkId, std::size_t>>> crossings(classes);
   for (const LinkId l : shown) {
-    for (std::size_t i = run_of[l]; i < uses.size() && uses[i].first == l;) {
-      const std::uint32_t c = uses[i].second;
-      std::size_t count = 0;
-      for (; i < uses.size() && uses[i].first == l && uses[i].second == c; ++i) ++count;
-      crossings[c].emplace_back(l, count);
+    const auto end = uses.begin() + run_of[l + 1];
+    for (auto i = uses.begin() + run_of[l]; i != end;) {
+      const auto j = std::find_if(i, end, [c = *i](std::uint32_t x) { return x != c; });
+      crossings[*i].emplace_back(l, static_cast<std::size_t>(j - i));
+      i = j;
     }
   }
   std::vector<RouteId> out(classes);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/check.h"
+#include "engine/symmetry.h"
 #include "models/collectives/algorithms.h"
 #include "models/collectives/ring_collective.h"
 
@@ -44,6 +45,7 @@ class FlatAllToAll final : public Collective {
   FlatAllToAll(FlowNetwork& network, const ClusterTopology& topology, ByteMatrix bytes)
       : network_(network),
         vertices_(topology.gpu_vertices),
+        gpus_per_node_(topology.gpus_per_node),
         bytes_(std::move(bytes)),
         left_(vertices_.size(), 0),
         done_(vertices_.size()),
@@ -74,7 +76,110 @@ class FlatAllToAll final : public Collective {
     check_done(rank);
   }
 
+  // With `alone`, an exchange that repeats itself every t nodes (the same bytes from rank a + tg
+  // to b + tg as from a to b, g GPUs per node, and every message's route meeting links of the
+  // same kinds as its counterpart's: engine/symmetry.h) sends only the messages of ranks
+  // [0, tg), each standing for its counterparts in every block of t nodes; they arrive together.
+  void join_all(int participants, const std::function<void(int)>& done, bool alone) override {
+    const int p = static_cast<int>(vertices_.size());
+    TRAINSIM_ASSERT(participants == p, "join_all is for every rank");
+    if (!alone || !reduce_to_period()) {
+      Collective::join_all(participants, done, alone);
+      return;
+    }
+    for (int r = 0; r < p; ++r) {
+      TRAINSIM_ASSERT(!joined_[r], "rank joined twice");
+      joined_[r] = true;
+      done_[r] = [done, r] { done(r); };
+    }
+    for (const Representative& m : representatives_) {
+      network_.start(m.route, m.bytes, [this, from = m.from, to = m.to] {
+        for (int a = from, b = to; a < static_cast<int>(vertices_.size()); a += period_) {
+          settle(a);
+          settle(b);
+          b = (b + period_) % static_cast<int>(vertices_.size());
+        }
+      });
+    }
+    for (int r = 0; r < p; ++r) check_done(r);
+  }
+  // Ranks whose messages a join_all sent (tg), or every rank.
+  int simulated_ranks() const {
+    return representatives_.empty() ? static_cast<int>(vertices_.size()) : period_;
+  }
+
  private:
+  struct Representative {
+    int from;
+    int to;
+    double bytes;
+    RouteId route;
+  };
+  // Finds the fewest nodes t after which the exchange repeats, and the route of each class of
+  // messages (representatives_, period_ = tg ranks); false when only the whole exchange does.
+  bool reduce_to_period() {
+    const int p = static_cast<int>(vertices_.size());
+    const int g = gpus_per_node_;
+    if (g <= 0 || p % g != 0) return false;
+    Router& router = network_.router();
+    std::vector<RouteId> routes;
+    std::vector<std::uint32_t> class_of;
+    std::vector<std::uint32_t> representative;
+    std::vector<std::int64_t> class_index;
+    for (int s = g; s < p; s += g) {
+      if (p % s != 0 || !repeats_every(s)) continue;
+      if (routes.empty()) {
+        for (int a = 0; a < p; ++a) {
+          for (const ByteMatrix::Entry& e : bytes_.row(a)) {
+            if (e.to != a) routes.push_back(router.route(vertices_[a], vertices_[e.to]));
+          }
+        }
+      }
+      // A message from a to b stands in the class of (a mod s, b less the same shift).
+      class_index.assign(static_cast<std::size_t>(s) * p, -1);
+      class_of.clear();
+      representative.clear();
+      for (int a = 0; a < p; ++a) {
+        const int shift = a - a % s;
+        for (const ByteMatrix::Entry& e : bytes_.row(a)) {
+          if (e.to == a) continue;
+          const std::size_t key = static_cast<std::size_t>(a % s) * p + (e.to - shift + p) % p;
+          if (class_index[key] < 0) {
+            class_index[key] = static_cast<std::int64_t>(representative.size());
+            representative.push_back(static_cast<std::uint32_t>(class_of.size()));
+          }
+          class_of.push_back(static_cast<std::uint32_t>(class_index[key]));
+        }
+      }
+      const auto found = class_routes(router, routes, class_of, representative);
+      if (!found) continue;
+      representatives_.clear();
+      std::size_t f = 0;
+      for (int a = 0; a < s; ++a) {
+        for (const ByteMatrix::Entry& e : bytes_.row(a)) {
+          if (e.to == a) continue;
+          representatives_.push_back({a, e.to, e.bytes, (*found)[class_of[f]]});
+          ++f;
+        }
+      }
+      period_ = s;
+      return true;
+    }
+    return false;
+  }
+  // Whether rank a + s sends rank b + s what a sends b, for every a and b (mod P).
+  bool repeats_every(int s) const {
+    const int p = static_cast<int>(vertices_.size());
+    for (int a = 0; a < p; ++a) {
+      const int shifted = (a + s) % p;
+      if (bytes_.row(a).size() != bytes_.row(shifted).size()) return false;
+      for (const ByteMatrix::Entry& e : bytes_.row(a)) {
+        if (bytes_(shifted, (e.to + s) % p) != e.bytes) return false;
+      }
+    }
+    return true;
+  }
+
   void settle(int rank) {
     --left_[rank];
     check_done(rank);
@@ -89,10 +194,13 @@ class FlatAllToAll final : public Collective {
 
   FlowNetwork& network_;
   std::vector<VertexId> vertices_;
+  int gpus_per_node_;
   ByteMatrix bytes_;
   std::vector<int> left_;  // messages from and to the rank not yet arrived
   std::vector<std::function<void()>> done_;
   std::vector<bool> joined_;
+  std::vector<Representative> representatives_;  // after a join_all that found a period
+  int period_ = 0;                               // ranks per block that repeats
 };
 
 }  // namespace
