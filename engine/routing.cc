@@ -9,7 +9,8 @@
 
 namespace trainsim {
 
-Router::Router(const Topology& topology) : topology_(topology) {
+Router::Router(const Topology& topology)
+    : topology_(topology), by_destination_(topology.route_by_destination()) {
   const std::size_t n = topology.vertex_count();
   transit_.resize(n);
   for (VertexId v = 0; v < n; ++v) transit_[v] = topology.vertex(v).transit;
@@ -221,6 +222,10 @@ RouteId Router::route(VertexId src, VertexId dst) {
   Time latency = 0;
   double bottleneck = std::numeric_limits<double>::infinity();
   VertexId v = dst;
+  // Routing by destination: the destination's index (-1 until the first choice) and the product
+  // of the choices made so far.
+  std::int64_t destination_index = -1;
+  std::uint64_t choices = 1;
   for (std::uint32_t hop = length; hop > 0; --hop) {
     // The links into v from a vertex one hop nearer the source, in link id order.
     const auto nearer = [&](std::uint32_t k) {
@@ -233,7 +238,23 @@ RouteId Router::route(VertexId src, VertexId dst) {
     }
     const std::size_t count = nearer_.size();
     TRAINSIM_ASSERT(count > 0, "broken shortest-path search");
-    const std::size_t pick = count == 1 ? 0 : mix64(key ^ mix64(hop)) % count;
+    std::size_t pick = 0;
+    if (count > 1 && !by_destination_) {
+      pick = mix64(key ^ mix64(hop)) % count;
+    } else if (count > 1) {
+      if (destination_index < 0) {
+        destination_index = 0;
+        if (v != dst) {
+          const auto first_out = out_.links.begin() + out_.begin[v];
+          const auto last_out = out_.links.begin() + out_.begin[v + 1];
+          destination_index =
+              std::lower_bound(first_out, last_out, route_links_[first + hop]) - first_out;
+        }
+      }
+      pick =
+          static_cast<std::size_t>(static_cast<std::uint64_t>(destination_index) / choices % count);
+      choices *= count;
+    }
     const LinkId link = in_.links[nearer_[pick]];
     route_links_[first + hop - 1] = link;
     latency += topology_.link(link).latency;

@@ -2,7 +2,13 @@
 // vertex. Where several minimum-hop paths exist, each (source, destination) pair takes one of them
 // chosen by a hash of the pair, which spreads pairs over equal-cost paths the way ECMP does:
 // walking back from the destination, each hop picks among the links that reach its vertex from one
-// hop nearer the source (in link id order). Routes are computed once and cached.
+// hop nearer the source (in link id order). On a topology that routes by destination
+// (Topology::route_by_destination) the pick depends on the destination alone: at the first vertex
+// with a choice, the destination's index is the position, among that vertex's links out, of the
+// link the route leaves it by (its port towards the destination; 0 at the destination itself),
+// and each vertex with c choices takes (index / product of the earlier vertices' c) mod c, so the
+// ports of a switch take the equal-cost links in turn (D-mod-k, as InfiniBand's fat-tree routing
+// fills its forwarding tables). Routes are computed once and cached.
 //
 // A route is found by a bidirectional breadth-first search: levels grow from the source along
 // links and from the destination against them (each time the side with fewer links to follow),
@@ -93,6 +99,7 @@ class Router {
   }
 
   const Topology& topology_;
+  bool by_destination_;
   std::vector<char> transit_;
   Adjacency out_, in_;
   // Scratch of the search, valid where the stamp equals search_: hops from the source (forward),

@@ -69,6 +69,30 @@ TEST(RouterTest, PairsSpreadOverEqualCostPaths) {
   EXPECT_LT(via_spine0, 624);
 }
 
+TEST(RouterTest, RoutingByDestinationTakesTheDestinationsPortModuloTheSpines) {
+  // leaf_b's links out: to spine0, to spine1, then to b0..b31 (ports 2..33). Routing by
+  // destination, b_i is reached through spine (i + 2) mod 2 = i mod 2 from every source, the
+  // way D-mod-k fills the forwarding tables; asked in either order, the same routes.
+  TwoSpine s;
+  s.t.set_route_by_destination(true);
+  for (const bool sources_first : {true, false}) {
+    Router router(s.t);
+    for (std::size_t j = 0; j < s.hosts_b.size(); ++j) {
+      for (std::size_t i = 0; i < s.hosts_a.size(); ++i) {
+        const VertexId a = s.hosts_a[sources_first ? j : i];
+        const VertexId b = s.hosts_b[sources_first ? i : j];
+        const std::size_t index = sources_first ? i : j;
+        const auto links = router.links(router.route(a, b));
+        EXPECT_EQ(s.t.link(links[1]).to, index % 2 == 0 ? s.spine0 : s.spine1);
+        // And back: a_k is reached through spine k mod 2 from every b.
+        const auto back = router.links(router.route(b, a));
+        const std::size_t k = sources_first ? j : i;
+        EXPECT_EQ(s.t.link(back[1]).to, k % 2 == 0 ? s.spine0 : s.spine1);
+      }
+    }
+  }
+}
+
 TEST(RouterTest, NeverRoutesThroughEndpoints) {
   // a - h - b where h is an endpoint (not transit): no route from a to b.
   Topology t;

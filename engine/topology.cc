@@ -4,7 +4,8 @@
 
 namespace trainsim {
 
-Topology::Topology(const Topology& other) : graph_(std::make_unique<Graph>()) {
+Topology::Topology(const Topology& other)
+    : graph_(std::make_unique<Graph>()), route_by_destination_(other.route_by_destination_) {
   vertices_.reserve(other.vertices_.size());
   links_.reserve(other.links_.size());
   for (const Vertex& v : other.vertices_) add_vertex(v.name, v.transit);

@@ -56,6 +56,14 @@ class Topology {
   std::pair<LinkId, LinkId> add_duplex(VertexId a, VertexId b, double bandwidth_bytes_per_s,
                                        Time latency, const std::string& label = {});
 
+  // How switches pick among equal-cost paths (engine/routing.h): by a hash of the (source,
+  // destination) pair, as Ethernet's ECMP does (the default), or by destination alone, as
+  // InfiniBand's forwarding tables do (filled per destination by the subnet manager): every
+  // source then reaches a destination the same way, and the destinations below a switch take
+  // its equal-cost links in turn by their port numbers (D-mod-k).
+  void set_route_by_destination(bool on) { route_by_destination_ = on; }
+  bool route_by_destination() const { return route_by_destination_; }
+
   std::size_t vertex_count() const { return vertices_.size(); }
   std::size_t link_count() const { return links_.size(); }
   const Vertex& vertex(VertexId id) const { return vertices_[id]; }
@@ -67,6 +75,7 @@ class Topology {
   std::unique_ptr<Graph> graph_;  // never copied or moved itself (its copy warns spuriously)
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
+  bool route_by_destination_ = false;
 };
 
 }  // namespace trainsim

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "models/config/cluster_config.h"
+#include "models/hardware/cluster_topology.h"
+
 namespace trainsim::models {
 namespace {
 
@@ -151,12 +154,13 @@ struct RingRun {
   std::uint64_t flows = 0;
 };
 
-RingRun run_nodes_ring(const Nodes& nodes, const RingOrders& rings, RingSchedule schedule,
-                       bool alone, Time software_latency = 0) {
+RingRun run_ring_on(const Topology& topology, const std::vector<VertexId>& gpus,
+                    const RingOrders& rings, RingSchedule schedule, bool alone,
+                    Time software_latency = 0) {
   Simulation sim;
-  FlowNetwork net(sim, nodes.topology);
-  const int p = static_cast<int>(nodes.gpus.size());
-  RingCollective ring(sim, net, nodes.gpus, rings, schedule, software_latency);
+  FlowNetwork net(sim, topology);
+  const int p = static_cast<int>(gpus.size());
+  RingCollective ring(sim, net, gpus, rings, schedule, software_latency);
   RingRun run;
   run.finish.assign(p, -1);
   ring.join_all(
@@ -165,6 +169,11 @@ RingRun run_nodes_ring(const Nodes& nodes, const RingOrders& rings, RingSchedule
   run.simulated_positions = ring.simulated_positions();
   run.flows = net.counters().flows_started;
   return run;
+}
+
+RingRun run_nodes_ring(const Nodes& nodes, const RingOrders& rings, RingSchedule schedule,
+                       bool alone, Time software_latency = 0) {
+  return run_ring_on(nodes.topology, nodes.gpus, rings, schedule, alone, software_latency);
 }
 
 TEST(RingCollectiveTest, ASymmetricRingRunsOneNodeOfPositionsWithTheSameTimes) {
@@ -230,6 +239,32 @@ TEST(RingCollectiveTest, ARingThatDoesNotRepeatRunsWhole) {
   EXPECT_EQ(run_nodes_ring(even, scrambled, schedule, true).simulated_positions, 8);
   EXPECT_EQ(run_nodes_ring(even, scrambled, schedule, true).finish,
             run_nodes_ring(even, scrambled, schedule, false).finish);
+}
+
+TEST(RingCollectiveTest, OnTheDgxFabricTheRingRepeatsWhenRoutedByDestination) {
+  // 64 DGX H100 nodes: two leaves per rail, 4 spines. Each node's last GPU sends to the next
+  // node's first, rail 7 to rail 0, across a spine. Routed by destination, the 32 hops into a
+  // rail-0 leaf take its 4 spines in turn by port, 8 each, and every hop is alike: one node's
+  // 8 positions stand for 512. Hashed per pair (ECMP), some spine links carry more of them than
+  // others, and the ring runs whole.
+  ClusterSpec spec =
+      load_cluster_spec(std::string(TRAINSIM_SOURCE_DIR) + "/configs/clusters/dgx-h100.yaml");
+  const RingOrders rings = make_node_rings(64, 8, 1);
+  const RingSchedule schedule = ring_all_reduce_schedule(64e6, 512, 1);
+  spec.network.routing = NetworkRouting::kDestination;
+  const ClusterTopology by_destination = build_cluster_topology(spec, 64);
+  const RingRun whole =
+      run_ring_on(by_destination.topology, by_destination.gpu_vertices, rings, schedule, false);
+  const RingRun reduced =
+      run_ring_on(by_destination.topology, by_destination.gpu_vertices, rings, schedule, true);
+  EXPECT_EQ(reduced.simulated_positions, 8);
+  EXPECT_EQ(reduced.finish, whole.finish);
+  spec.network.routing = NetworkRouting::kEcmp;
+  const ClusterTopology hashed = build_cluster_topology(spec, 64);
+  const RingRun ecmp = run_ring_on(hashed.topology, hashed.gpu_vertices, rings, schedule, true);
+  EXPECT_EQ(ecmp.simulated_positions, 512);
+  // Where two hops share a spine link they share its bandwidth: the ring is slower.
+  EXPECT_GT(ecmp.finish[0], whole.finish[0]);
 }
 
 TEST(RingCollectiveTest, NodeRingsStartEachNodeAtTheChannelIndex) {

@@ -439,6 +439,14 @@ std::vector<ClusterParam> network_params() {
           {.key = "network.spines", .help = "spine switches; every leaf connects to every spine"},
           [](auto& s) -> auto& { return s.network.spines; }, 1, kMostNodes),
       "a fat_tree needs it");
+  ClusterParam routing = P::choice(
+      {.key = "network.routing",
+       .help = "how a switch picks among equal-cost links up the tree: ecmp (by a hash of source "
+               "and destination, as Ethernet's ECMP does; the default) or destination (by the "
+               "destination's port, the same from every source, destinations taking the links "
+               "in turn: the static forwarding tables InfiniBand's subnet manager fills, "
+               "D-mod-k)"},
+      network_routing_names(), [](auto& s) -> auto& { return s.network.routing; });
   return {
       section,
       required(P::choice(
@@ -463,6 +471,7 @@ std::vector<ClusterParam> network_params() {
                      {.key = "network.switch_latency", .help = "latency per leaf-spine hop"},
                      kMicroseconds, [](auto& s) -> auto& { return s.network.switch_latency; }),
                  fat_tree, kFatTree),
+      for_fabric(routing, fat_tree, kFatTree),
       P::flag(
           {.key = "network.sharp",
            .help = "the switches reduce in the network (InfiniBand SHARP with NCCL's CollNet "

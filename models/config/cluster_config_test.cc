@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/hardware/cluster_topology.h"
+
 namespace trainsim::models {
 namespace {
 
@@ -169,6 +171,24 @@ TEST(ClusterConfigTest, FatTreeKeysOnASingleSwitchAreRejected) {
       error_of(replace(kGood, "topology: single_switch", "topology: single_switch\n  spines: 2"));
   EXPECT_EQ(e.key_path(), "network.spines");
   EXPECT_NE(e.message().find("only to topology: fat_tree"), std::string::npos);
+}
+
+TEST(ClusterConfigTest, RoutingIsEcmpUnlessTheFatTreeSaysDestination) {
+  const std::string fat_tree =
+      replace(kGood, "topology: single_switch",
+              "topology: fat_tree\n  nodes_per_leaf: 1\n  spines: 2\n  oversubscription: 1");
+  EXPECT_EQ(parse_cluster_spec(ConfigNode::load_string(fat_tree, "c.yaml")).network.routing,
+            NetworkRouting::kEcmp);
+  const ClusterSpec by_destination =
+      parse_cluster_spec(ConfigNode::load_string(fat_tree + "  routing: destination\n", "c.yaml"));
+  EXPECT_EQ(by_destination.network.routing, NetworkRouting::kDestination);
+  EXPECT_TRUE(build_cluster_topology(by_destination, 2).topology.route_by_destination());
+  const ConfigError bad = error_of(fat_tree + "  routing: random\n");
+  EXPECT_EQ(bad.key_path(), "network.routing");
+  EXPECT_EQ(bad.line(), 24);
+  const ConfigError single = error_of(kGood + "  routing: destination\n");
+  EXPECT_EQ(single.key_path(), "network.routing");
+  EXPECT_NE(single.message().find("only to topology: fat_tree"), std::string::npos);
 }
 
 TEST(ClusterConfigTest, UnknownGpuGenerationAsksForTheArchitecture) {

@@ -31,6 +31,7 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
   out.nodes = nodes;
   out.gpus_per_node = spec.gpus_per_node;
   Topology& t = out.topology;
+  t.set_route_by_destination(spec.network.routing == NetworkRouting::kDestination);
   const int gpus = spec.gpus_per_node;
 
   // nics[node][i]

@@ -74,6 +74,12 @@ const EnumNames<NetworkTopology>& network_topology_names() {
   return names;
 }
 
+const EnumNames<NetworkRouting>& network_routing_names() {
+  static const EnumNames<NetworkRouting> names = {{NetworkRouting::kEcmp, "ecmp"},
+                                                  {NetworkRouting::kDestination, "destination"}};
+  return names;
+}
+
 const EnumNames<CpuVendor>& cpu_vendor_names() {
   static const EnumNames<CpuVendor> names = {
       {CpuVendor::kIntel, "intel"}, {CpuVendor::kAmd, "amd"}, {CpuVendor::kArm, "arm"}};

@@ -128,6 +128,10 @@ struct NicSpec {
 
 enum class NetworkTopology { kSingleSwitch, kFatTree };
 const EnumNames<NetworkTopology>& network_topology_names();  // "single_switch", "fat_tree"
+// How the switches pick among equal-cost paths: by a hash of source and destination (Ethernet's
+// ECMP, the default) or by destination alone (InfiniBand's forwarding tables, D-mod-k).
+enum class NetworkRouting { kEcmp, kDestination };
+const EnumNames<NetworkRouting>& network_routing_names();  // "ecmp", "destination"
 
 struct NetworkSpec {
   NetworkTopology topology = NetworkTopology::kSingleSwitch;
@@ -137,6 +141,7 @@ struct NetworkSpec {
   double oversubscription = 1.0;  // leaf downlink bandwidth / uplink bandwidth
   bool rail_optimized = false;    // NIC i of every node on its own leaf ("rail")
   Time switch_latency = 0;        // per switch-to-switch hop
+  NetworkRouting routing = NetworkRouting::kEcmp;
   // The switches reduce in the network (InfiniBand SHARP with NCCL's CollNet plugin).
   bool sharp = false;
   // A transfer waits its route latency before it takes bandwidth (SimGrid's message model);
