@@ -71,7 +71,9 @@ void RingCollective::join(int participant, std::function<void()> done) {
 void RingCollective::join_all(int participants, const std::function<void(int)>& done, bool alone) {
   const int p = static_cast<int>(joined_.size());
   TRAINSIM_ASSERT(participants == p, "join_all is for every participant");
-  if (!alone || schedule_.steps == 0 || !reduce_to_period()) {
+  // The classes move as one under exact max-min sharing; a solve quantum hands bandwidth to
+  // flows one by one between solves, so the whole ring runs then.
+  if (!alone || schedule_.steps == 0 || network_.solve_quantum() != 0 || !reduce_to_period()) {
     Collective::join_all(participants, done, alone);
     return;
   }

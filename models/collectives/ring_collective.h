@@ -51,7 +51,8 @@ class RingCollective final : public Collective {
   // flat ring over identical nodes does with d GPUs per node, is simulated for positions
   // [0, d) of each channel only, position d - 1 sending to position 0 over the route of its
   // class; every participant finishes when its class's representative does, at the same time as
-  // in the whole ring. Otherwise, or when no such d < P exists, the whole ring runs.
+  // in the whole ring. Otherwise, when no such d < P exists or the network has a solve quantum,
+  // the whole ring runs.
   void join_all(int participants, const std::function<void(int)>& done, bool alone) override;
   // Positions per channel the ring simulates: d after a join_all that found a period, else P.
   int simulated_positions() const { return period_; }

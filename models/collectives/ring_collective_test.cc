@@ -222,6 +222,21 @@ TEST(RingCollectiveTest, RendezvousAndSoftwareLatencyReduceToo) {
   EXPECT_EQ(reduced.finish, whole.finish);
 }
 
+TEST(RingCollectiveTest, ARingOnANetworkWithASolveQuantumRunsWhole) {
+  const Nodes nodes(4, 2, 1);
+  Simulation sim;
+  FlowNetwork net(sim, nodes.topology);
+  net.set_solve_quantum(kMicrosecond);
+  RingCollective ring(sim, net, nodes.gpus, make_node_rings(4, 2, 1),
+                      ring_all_reduce_schedule(32e6, 8, 1));
+  int done = 0;
+  ring.join_all(
+      8, [&done](int) { ++done; }, /*alone=*/true);
+  sim.run();
+  EXPECT_EQ(done, 8);
+  EXPECT_EQ(ring.simulated_positions(), 8);
+}
+
 TEST(RingCollectiveTest, ARingThatDoesNotRepeatRunsWhole) {
   // Node 2's NIC port is half as fast: no node count short of all of them repeats.
   const Nodes nodes(4, 2, 1, 2);
