@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/flow_network.h"
+#include "models/collectives/flat_collectives.h"
 #include "models/collectives/ring_collective.h"
 #include "models/hardware/cluster_topology.h"
 #include "tests/simgrid_reference.h"
@@ -122,6 +123,29 @@ std::unique_ptr<AllToAll> all_to_all(Harness& h, const std::vector<double>& size
   return a;
 }
 
+// The same exchange through the flat all-to-all with one message per class of messages that
+// move as one: every GPU's finish the same to the picosecond. Returns the messages it sent.
+std::uint64_t expect_classes_same(int nodes, double oversubscription,
+                                  const std::vector<double>& sizes, const std::vector<Time>& whole,
+                                  const std::string& what) {
+  Harness h(nodes, oversubscription);
+  const int p = h.gpus();
+  ByteMatrix bytes(p);
+  for (int src = 0; src < p; ++src) {
+    for (int dst = 0; dst < p; ++dst) {
+      if (src != dst) bytes.add(src, dst, sizes[src]);
+    }
+  }
+  bytes.consolidate();
+  auto exchange = make_flat_alltoallv(h.sim, h.network, h.topology, std::move(bytes));
+  std::vector<Time> finish(p, 0);
+  exchange->join_all(
+      p, [&h, &finish](int r) { finish[r] = h.sim.now(); }, /*alone=*/true);
+  h.sim.run();
+  EXPECT_EQ(finish, whole) << what;
+  return h.network.counters().flows_started;
+}
+
 double max_of(const std::vector<Time>& v) {
   Time m = 0;
   for (const Time t : v) m = std::max(m, t);
@@ -209,6 +233,10 @@ TEST(SimGridCheck, CrossbarRingHierarchicalAndAllToAll) {
       auto a = all_to_all(h, std::vector<double>(p, bytes / p));
       h.sim.run();
       expect_close(max_of(a->finish), row.at("sim_time_s"), what);
+      // 56 classes within a node and 64 between two nodes.
+      EXPECT_EQ(expect_classes_same(n, 0, std::vector<double>(p, bytes / p), a->finish, what),
+                n == 1 ? 56u : 120u)
+          << what;
     } else {
       continue;
     }
@@ -253,6 +281,14 @@ TEST(SimGridCheck, FatTreeAndContention) {
       EXPECT_EQ(positions, crossbar || n <= 4 ? 8 : 32) << what;
     }
     if (a2a) expect_close(max_of(a2a->finish), row.at("a2a_time_s"), what + " a2a");
+    if (scenario == "a2a" || scenario == "a2a_skew") {
+      std::vector<double> sizes(p, a2a_bytes / p);
+      if (scenario == "a2a_skew") {
+        for (int node = 0; node < n; ++node) sizes[node * 8] *= std::stod(row.at("hot_factor"));
+      }
+      const std::uint64_t sent = expect_classes_same(n, k, sizes, a2a->finish, what);
+      EXPECT_LT(sent, static_cast<std::uint64_t>(p) * (p - 1)) << what;
+    }
     if (a2a && !row.at("a2a_mean_send_done_s").empty()) {
       expect_close(mean_of(a2a->send_done), row.at("a2a_mean_send_done_s"), what + " send done");
       expect_close(mean_of(a2a->finish), row.at("a2a_mean_finish_s"), what + " mean finish");

@@ -371,7 +371,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
            "Under cross-traffic: --with starts other operations together with each size, sharing\n"
            "the links by max-min fairness, and prints each one's time with the others and alone;\n"
            "--hot-gpus makes the all-to-alls uneven; --algo flat runs the textbook schedule\n"
-           "(every message one flow), as MPI and SimGrid run it.\n\n"
+           "(every message one flow), as MPI and SimGrid run it; alone (no --with), messages\n"
+           "that move as one by symmetry (every node's ranks alike, a hot GPU's node a kind of\n"
+           "its own) are simulated once per class, with the same times.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }

@@ -18,7 +18,7 @@ class Collective {
   // Participants [0, participants) all join now; `done(participant)` runs when its part is
   // complete. `alone`: the caller's word that no other traffic uses the network until every
   // participant is done, so that a collective may simulate one participant of each class of
-  // symmetric ones (RingCollective does); by default they join one by one.
+  // symmetric ones (the flat ring and all-to-all do); by default they join one by one.
   virtual void join_all(int participants, const std::function<void(int)>& done, bool alone);
 };
 
