@@ -84,10 +84,9 @@ class FlatAllToAll final : public Collective {
   // message of the class. The classes tried, coarsest first: by the kind of the two ends' nodes
   // (nodes whose ranks send and receive the same bytes are of one kind, e.g. every node but the
   // one holding a hot GPU), their local ranks, whether they share a node, the route's latency and
-  // its hops;
-  // else, for an exchange that repeats every t nodes (rank a + tg sends b + tg what a sends b, g
-  // GPUs per node; the fewest such t), the messages of ranks [0, tg), each standing for its
-  // counterparts in every block of t nodes. When neither holds, every message is sent.
+  // its hops; else, for an exchange that repeats every t nodes (rank a + tg sends b + tg what a
+  // sends b, g GPUs per node; the fewest such t), the messages of ranks [0, tg), each standing
+  // for its counterparts in every block of t nodes. When neither holds, every message is sent.
   void join_all(int participants, const std::function<void(int)>& done, bool alone) override {
     const int p = static_cast<int>(vertices_.size());
     TRAINSIM_ASSERT(participants == p, "join_all is for every rank");
