@@ -2,33 +2,23 @@
 // whole exchange.
 #include "models/collectives/flat_collectives.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
+
+#include "models/config/cluster_config.h"
 
 namespace trainsim::models {
 namespace {
 
-// `nodes` x 4 GPUs, NVSwitch ports of 450 GB/s and 0.5 us, a 50 GB/s, 1 us NIC per GPU, on an
-// ideal crossbar, or (`nodes_per_leaf` > 0) on leaves of that many nodes with one uplink each
-// of 1600/2 GB/s.
-ClusterSpec platform(int nodes, int nodes_per_leaf = 0) {
-  ClusterSpec c;
-  c.name = "flat";
-  c.nodes = nodes;
-  c.gpus_per_node = 4;
-  c.gpu.model = "G";
-  c.intra_node.gpu_link = LinkClassSpec{450e9, 500 * kNanosecond, 1.0};
-  c.nic.count = 4;
-  c.nic.link = LinkClassSpec{50e9, kMicrosecond, 1.0};
-  c.nic.gpu_link = LinkClassSpec{1e18, 0, 1.0};
-  for (int g = 0; g < 4; ++g) c.nic.gpus.push_back({g});
-  if (nodes_per_leaf > 0) {
-    c.network.topology = NetworkTopology::kFatTree;
-    c.network.nodes_per_leaf = nodes_per_leaf;
-    c.network.spines = 1;
-    c.network.oversubscription = 2;
-    c.network.switch_latency = kMicrosecond;
-  }
-  return c;
+// SimGrid's reference platform as shipped (validation/simgrid): 8 GPUs per node, NVSwitch ports of
+// 450 GB/s and 0.5 us, a 50 GB/s, 1 us NIC per GPU, every transfer waiting its route latency
+// first; on an ideal crossbar, or on leaves of 4 nodes with one uplink each of 1600/2 GB/s.
+ClusterSpec platform(const std::string& fabric, int nodes) {
+  ClusterSpec spec = load_cluster_spec(std::string(TRAINSIM_SOURCE_DIR) + "/validation/simgrid/" +
+                                       fabric + ".yaml");
+  spec.nodes = nodes;
+  return spec;
 }
 
 struct ExchangeRun {
@@ -40,6 +30,7 @@ ExchangeRun run_all_to_all(const ClusterSpec& spec, const ByteMatrix& bytes, boo
   const ClusterTopology topology = build_cluster_topology(spec, spec.nodes);
   Simulation sim;
   FlowNetwork network(sim, topology.topology);
+  network.set_latency_first(spec.network.latency_first);
   auto op = make_flat_alltoallv(sim, network, topology, bytes);
   const int p = topology.gpu_count();
   ExchangeRun run;
@@ -64,54 +55,57 @@ ByteMatrix exchange(int p, double bytes, const std::vector<double>& factor = {})
 }
 
 TEST(FlatAllToAllTest, AUniformExchangeRunsOneMessagePerClassWithTheSameTimes) {
-  // 4 nodes x 4 GPUs on a crossbar: the 240 messages fall into 12 classes within a node (sender
-  // and receiver local ranks) and 16 between nodes; 28 messages stand for them all.
-  const ClusterSpec spec = platform(4);
+  // 2 nodes x 8 GPUs on the crossbar: the 240 messages fall into 56 classes within a node
+  // (sender and receiver local ranks) and 64 between the nodes; 120 messages stand for them all.
+  const ClusterSpec spec = platform("crossbar", 2);
   const ByteMatrix bytes = exchange(16, 64e6);
   const ExchangeRun whole = run_all_to_all(spec, bytes, false);
   const ExchangeRun reduced = run_all_to_all(spec, bytes, true);
   EXPECT_EQ(whole.flows, 240u);
-  EXPECT_EQ(reduced.flows, 28u);
+  EXPECT_EQ(reduced.flows, 120u);
   EXPECT_EQ(reduced.finish, whole.finish);
-  // Each NIC sends and receives 12 of its GPU's messages of 4 MB at 50 GB/s, 0.96 ms, and the
-  // last arrives a route latency (1 + 1 us) later.
+  // Each NIC sends and receives 8 of its GPU's messages of 4 MB at 50 GB/s, 0.64 ms, after the
+  // route latency (1 + 1 us).
   for (const Time t : whole.finish) {
-    EXPECT_EQ(t, transfer_time(12 * 4e6, 50e9) + 2 * kMicrosecond);
+    EXPECT_EQ(t, 2 * kMicrosecond + transfer_time(8 * 4e6, 50e9));
   }
 }
 
 TEST(FlatAllToAllTest, HotGpusAndLeavesDefineTheirOwnClasses) {
   // Local rank 0 of every node sends 4 times as much: every node is still of one kind.
-  const std::vector<double> hot_local = {4, 1, 1, 1, 4, 1, 1, 1, 4, 1, 1, 1, 4, 1, 1, 1};
+  std::vector<double> hot_local(16, 1.0);
+  hot_local[0] = hot_local[8] = 4;
   const ByteMatrix hot = exchange(16, 64e6, hot_local);
-  const ExchangeRun whole = run_all_to_all(platform(4), hot, false);
-  const ExchangeRun reduced = run_all_to_all(platform(4), hot, true);
-  EXPECT_EQ(reduced.flows, 28u);
+  const ExchangeRun whole = run_all_to_all(platform("crossbar", 2), hot, false);
+  const ExchangeRun reduced = run_all_to_all(platform("crossbar", 2), hot, true);
+  EXPECT_EQ(reduced.flows, 120u);
   EXPECT_EQ(reduced.finish, whole.finish);
-  // Only rank 0 sends 4 times as much: its node is of a kind of its own. Classes: 12 within the
-  // hot node, 12 within the others, 16 each from the hot node, to it, and between two others.
-  std::vector<double> factor(16, 1.0);
+  // 3 nodes, only rank 0 sends 4 times as much: its node is of a kind of its own. Classes: 56
+  // within the hot node, 56 within the others, 64 each from the hot node, to it, and between two
+  // others: 304 messages for 552.
+  std::vector<double> factor(24, 1.0);
   factor[0] = 4;
-  const ByteMatrix one_hot = exchange(16, 64e6, factor);
-  const ExchangeRun one_whole = run_all_to_all(platform(4), one_hot, false);
-  const ExchangeRun one_reduced = run_all_to_all(platform(4), one_hot, true);
-  EXPECT_EQ(one_reduced.flows, 72u);
+  const ByteMatrix one_hot = exchange(24, 96e6, factor);
+  const ExchangeRun one_whole = run_all_to_all(platform("crossbar", 3), one_hot, false);
+  const ExchangeRun one_reduced = run_all_to_all(platform("crossbar", 3), one_hot, true);
+  EXPECT_EQ(one_whole.flows, 552u);
+  EXPECT_EQ(one_reduced.flows, 304u);
   EXPECT_EQ(one_reduced.finish, one_whole.finish);
-  // Every NIC message starts at 50 GB/s / 12: the hot GPU's 12 messages of 16 MB across its NIC
-  // take 3.84 ms; a GPU of its node, which gets its 16 MB over NVLink, is done with its 4 MB
-  // messages at 0.96 ms (each plus 2 us of route latency).
-  EXPECT_EQ(one_whole.finish[0], transfer_time(12 * 16e6, 50e9) + 2 * kMicrosecond);
-  EXPECT_EQ(one_whole.finish[1], transfer_time(12 * 4e6, 50e9) + 2 * kMicrosecond);
-  // Leaves of 2 nodes behind oversubscribed uplinks: messages between leaves take longer routes
-  // than those within one, and are classes of their own (12 + 16 + 16).
-  const ByteMatrix even = exchange(16, 64e6);
-  const ExchangeRun leaves_whole = run_all_to_all(platform(4, 2), even, false);
-  const ExchangeRun leaves_reduced = run_all_to_all(platform(4, 2), even, true);
-  EXPECT_EQ(leaves_reduced.flows, 44u);
+  // Every NIC carries 16 messages, each at 50 GB/s / 16 at first: the hot GPU's 16 MB messages
+  // take 5.12 ms; a GPU of its node, which gets its 16 MB over NVLink, is done with its 4 MB
+  // messages at 1.28 ms (each after 2 us of route latency).
+  EXPECT_EQ(one_whole.finish[0], 2 * kMicrosecond + transfer_time(16 * 16e6, 50e9));
+  EXPECT_EQ(one_whole.finish[1], 2 * kMicrosecond + transfer_time(16 * 4e6, 50e9));
+  // 8 nodes on leaves of 4: messages between leaves take longer routes than those within one,
+  // and are classes of their own (56 + 64 + 64 for 4,032).
+  const ByteMatrix even = exchange(64, 256e6);
+  const ExchangeRun leaves_whole = run_all_to_all(platform("fattree", 8), even, false);
+  const ExchangeRun leaves_reduced = run_all_to_all(platform("fattree", 8), even, true);
+  EXPECT_EQ(leaves_reduced.flows, 184u);
   EXPECT_EQ(leaves_reduced.finish, leaves_whole.finish);
-  // The uplinks bind: each leaf's 8 GPUs send 8 x 8 messages of 4 MB across at 200 GB/s
-  // (1.28 ms), against 0.96 ms for each NIC on the crossbar.
-  EXPECT_GT(leaves_whole.finish[0], run_all_to_all(platform(4), even, false).finish[0]);
+  // The uplinks bind: each leaf sends 32 x 32 messages of 4 MB across at 800 GB/s (5.12 ms),
+  // against 56 x 4 MB at 50 GB/s (4.48 ms) for each NIC on the crossbar.
+  EXPECT_GT(leaves_whole.finish[0], run_all_to_all(platform("crossbar", 8), even, false).finish[0]);
 }
 
 TEST(FlatAllToAllTest, AnExchangeWithoutClassesRunsWhole) {
@@ -123,8 +117,8 @@ TEST(FlatAllToAllTest, AnExchangeWithoutClassesRunsWhole) {
     }
   }
   uneven.consolidate();
-  const ExchangeRun whole = run_all_to_all(platform(4), uneven, false);
-  const ExchangeRun asked = run_all_to_all(platform(4), uneven, true);
+  const ExchangeRun whole = run_all_to_all(platform("crossbar", 2), uneven, false);
+  const ExchangeRun asked = run_all_to_all(platform("crossbar", 2), uneven, true);
   EXPECT_EQ(asked.flows, 240u);
   EXPECT_EQ(asked.finish, whole.finish);
 }
