@@ -35,6 +35,9 @@ Router::Router(const Topology& topology)
   for (auto* hops : {&forward_hops_, &backward_hops_, &beyond_hops_}) hops->assign(n, 0);
   tree_stamp_.assign(n, 0);
   tree_hops_.assign(n, 0);
+  choice_stamp_.assign(n, 0);
+  choice_first_.assign(n, 0);
+  choice_count_.assign(n, 0);
   tree_work_ = links.size();
 }
 
@@ -206,6 +209,11 @@ RouteId Router::route(VertexId src, VertexId dst) {
   if (src != run_src_) {
     run_src_ = src;
     run_work_ = 0;
+    if (++choice_run_ == 0) {  // the stamps wrapped around: clear them
+      std::fill(choice_stamp_.begin(), choice_stamp_.end(), 0);
+      choice_run_ = 1;
+    }
+    choice_links_.clear();
   }
   const bool tree = src != dst && (src == tree_src_ || run_work_ >= tree_work_);
   if (tree && src != tree_src_) grow_tree(src);
@@ -232,11 +240,16 @@ RouteId Router::route(VertexId src, VertexId dst) {
       return tree ? tree_at_hops(in_.far[k], static_cast<int>(hop) - 1)
                   : at_hops(in_.far[k], static_cast<int>(hop) - 1);
     };
-    nearer_.clear();
-    for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) {
-      if (nearer(k)) nearer_.push_back(k);
+    if (choice_stamp_[v] != choice_run_) {
+      choice_stamp_[v] = choice_run_;
+      choice_first_[v] = static_cast<std::uint32_t>(choice_links_.size());
+      for (std::uint32_t k = in_.begin[v]; k < in_.begin[v + 1]; ++k) {
+        if (nearer(k)) choice_links_.push_back(k);
+      }
+      choice_count_[v] = static_cast<std::uint32_t>(choice_links_.size()) - choice_first_[v];
     }
-    const std::size_t count = nearer_.size();
+    const std::uint32_t* const choice = choice_links_.data() + choice_first_[v];
+    const std::size_t count = choice_count_[v];
     TRAINSIM_ASSERT(count > 0, "broken shortest-path search");
     std::size_t pick = 0;
     if (count > 1 && !by_destination_) {
@@ -255,7 +268,7 @@ RouteId Router::route(VertexId src, VertexId dst) {
           static_cast<std::size_t>(static_cast<std::uint64_t>(destination_index) / choices % count);
       choices *= count;
     }
-    const LinkId link = in_.links[nearer_[pick]];
+    const LinkId link = in_.links[choice[pick]];
     route_links_[first + hop - 1] = link;
     latency += topology_.link(link).latency;
     bottleneck = std::min(bottleneck, topology_.link(link).bandwidth_bytes_per_s);

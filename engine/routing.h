@@ -109,7 +109,13 @@ class Router {
   std::vector<std::uint32_t> forward_stamp_, backward_stamp_, beyond_stamp_;
   std::vector<std::int32_t> forward_hops_, backward_hops_, beyond_hops_;
   std::vector<VertexId> frontier_, next_, level_;
-  std::vector<std::uint32_t> nearer_;    // the walk back's choices at one vertex (in_ positions)
+  // The walk back's choices at a vertex (in_ positions) depend on the source alone: its links
+  // in from vertices one hop nearer the source. They are kept for the run's source (valid where
+  // choice_stamp_ equals choice_run_: choice_count_ of them from choice_first_ in
+  // choice_links_), so a spine's or leaf's links in are scanned once per source, not per route.
+  std::uint32_t choice_run_ = 0;
+  std::vector<std::uint32_t> choice_stamp_, choice_first_, choice_count_;
+  std::vector<std::uint32_t> choice_links_;
   std::vector<VertexId> backward_list_;  // the last search's backward levels, in order
   std::vector<std::uint32_t> backward_first_;  // where each starts in backward_list_
   int met_forward_ = 0;                        // forward levels searched when the searches met
