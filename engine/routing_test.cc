@@ -157,7 +157,8 @@ TEST(RouterTest, BidirectionalSearchGivesTheRoutesOfAFullSearch) {
   // ways and compared link for link (unreachable pairs must throw). Asked destination by
   // destination, every route is a pairwise search; source by source, once a source's pairwise
   // searches have followed as many links as the fabric has, its other routes come from one full
-  // search from it: both must give the reference routes.
+  // search from it, and the walk back reuses the choices it kept at each vertex for that source:
+  // both must give the reference routes.
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 40; ++trial) {
     Topology t;
