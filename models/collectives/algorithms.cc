@@ -714,10 +714,11 @@ class StreamCollective final : public Collective {
 
 // A lowered collective's streams on the router's explicit routes, `bytes` for one run.
 std::shared_ptr<FlowCollectiveShape> shape_of(Router& router, int participants,
-                                              const LoweredCollective& lowered, double bytes) {
+                                              const LoweredCollective& lowered, double bytes,
+                                              Time latency) {
   auto shape = std::make_shared<FlowCollectiveShape>();
   shape->participants = participants;
-  shape->latency = lowered.latency;
+  shape->latency = latency;
   for (const auto& stage : lowered.stages) {
     std::vector<FlowCollectiveShape::Flow> flows;
     for (const Stream& s : stage) {
@@ -972,7 +973,12 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
     for (const auto& stage : lowered.stages) {
       per_byte += stage_seconds(topology.topology, stage, 1.0);
     }
-    if (cache) cache->seconds_per_byte[key] = per_byte;
+    if (cache) {
+      cache->seconds_per_byte[key] = per_byte;
+      auto kept = std::make_shared<LoweredCollective>();
+      kept->stages = std::move(lowered.stages);
+      cache->lowered[key] = std::move(kept);
+    }
   }
   return lowered.latency +
          time_from_seconds(per_byte * request.bytes * pipeline_fill(comm, request));
@@ -980,8 +986,9 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
 
 std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
     FlowNetwork& network, const ClusterSpec& cluster, const ClusterTopology& topology,
-    const CollectiveRequest& request) {
-  const NcclComm comm = make_nccl_comm(cluster, topology.nodes);
+    const CollectiveRequest& request, AnalyticCache* cache) {
+  std::optional<NcclComm> local;
+  const NcclComm& comm = comm_of(cluster, topology, cache, local);
   const Protocol protocol = protocol_for(cluster, comm, request);
   if (uses_plan(request.algorithm)) {
     auto shape = std::make_shared<FlowCollectiveShape>();
@@ -994,10 +1001,25 @@ std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
     }
     return shape;
   }
+  const double bytes = request.bytes * pipeline_fill(comm, request);
+  if (cache) {
+    // The streams the analytic time of this shape was worked out from (the latency is the
+    // request's own).
+    const int channels =
+        request.algorithm == Algorithm::kRing || request.algorithm == Algorithm::kTree
+            ? nccl_launched_channels(comm, request.algorithm, protocol, request.bytes)
+            : 0;
+    const auto found = cache->lowered.find(shape_key(request, protocol, channels));
+    if (found != cache->lowered.end()) {
+      Lowering l{network.router(), cluster, topology, comm, request, protocol, {}};
+      l.latency();
+      return shape_of(network.router(), topology.gpu_count(), *found->second, bytes,
+                      l.out.latency);
+    }
+  }
   const LoweredCollective lowered =
       lower_collective(network.router(), cluster, topology, comm, request, protocol);
-  return shape_of(network.router(), topology.gpu_count(), lowered,
-                  request.bytes * pipeline_fill(comm, request));
+  return shape_of(network.router(), topology.gpu_count(), lowered, bytes, lowered.latency);
 }
 
 std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
@@ -1150,10 +1172,10 @@ std::unique_ptr<Collective> make_group_all_reduce(Simulation& simulation, FlowNe
                                                   const ClusterSpec& cluster,
                                                   const std::vector<VertexId>& vertices,
                                                   double bytes) {
+  const LoweredCollective ring = group_ring(network.router(), cluster, vertices, bytes);
   return std::make_unique<StreamCollective>(
       simulation, network,
-      shape_of(network.router(), static_cast<int>(vertices.size()),
-               group_ring(network.router(), cluster, vertices, bytes), bytes));
+      shape_of(network.router(), static_cast<int>(vertices.size()), ring, bytes, ring.latency));
 }
 
 Time group_all_reduce_time(Router& router, const ClusterSpec& cluster,

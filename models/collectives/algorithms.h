@@ -61,9 +61,13 @@ bool is_applicable(Algorithm algorithm, CollectiveOp op, const ClusterSpec& clus
 
 // Size-independent work reused over a size sweep: NCCL's view of the communicator and the
 // lowered streams per shape. Valid for one (cluster, topology, router) triple.
+struct LoweredCollective;
 struct AnalyticCache {
   std::optional<NcclComm> comm;
   std::map<std::string, double> seconds_per_byte;
+  // The streams behind each entry of seconds_per_byte, for prepare_flow_collective() to run as
+  // flows without lowering the same collective again.
+  std::map<std::string, std::shared_ptr<const LoweredCollective>> lowered;
 };
 
 // Analytic time of the request, all participants joining at once.
@@ -81,9 +85,10 @@ std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNet
 // network's router, or its point-to-point plan), then as many collectives as wanted from it, on
 // any network that shares that router.
 struct FlowCollectiveShape;
+// `cache`: the analytic cache of the same router, whose lowered streams serve when it has them.
 std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
     FlowNetwork& network, const ClusterSpec& cluster, const ClusterTopology& topology,
-    const CollectiveRequest& request);
+    const CollectiveRequest& request, AnalyticCache* cache = nullptr);
 std::unique_ptr<Collective> make_flow_collective(Simulation& simulation, FlowNetwork& network,
                                                  std::shared_ptr<const FlowCollectiveShape> shape);
 

@@ -196,7 +196,7 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
     request.protocol = picked.protocol;
     // Lowered once per size, algorithm and protocol (each step all-reduces the same buckets).
     auto& shape = all_reduce_shapes_[{bytes, picked.algorithm, picked.protocol}];
-    if (!shape) shape = prepare_flow_collective(network_, cluster_, topology_, request);
+    if (!shape) shape = prepare_flow_collective(network_, cluster_, topology_, request, cache_);
     collectives_.push_back(make_flow_collective(sim_, network_, shape));
   } else {
     collectives_.push_back(
