@@ -51,7 +51,20 @@ struct GroupCosts {
         local(group_size),
         ids(matrices ? group_size : 0),
         embeddings(matrices ? group_size : 0),
-        replica_unique_bytes(group_size, 0.0) {}
+        replica_unique_bytes(group_size, 0.0),
+        gpus_per_node(std::max(1, c.gpus_per_node)),
+        node_of(group_size) {
+    // (Counted rather than divided: the moves below ask for millions of GPUs' nodes.)
+    for (int r = 0, node = 0, local_index = 0; r < group_size; ++r) {
+      node_of[r] = node;
+      if (++local_index == gpus_per_node) {
+        local_index = 0;
+        ++node;
+      }
+    }
+  }
+  // Local index of GPU r in its node.
+  int local_of(int r) const { return r - node_of[r] * gpus_per_node; }
 
   const ShardingContext& context;
   const RecsysModelSpec& model;
@@ -65,6 +78,8 @@ struct GroupCosts {
   ByteMatrix partials;
   std::vector<double> replica_unique_bytes;  // gradients synchronised across replicas
   double global_sync_bytes = 0;              // all-reduced over all GPUs
+  const int gpus_per_node;
+  std::vector<int> node_of;  // per GPU of the group
 };
 
 // One table's lookups, updates, memory and all-to-all bytes on the GPUs of its placement.
@@ -220,8 +235,7 @@ class TableCosts {
       g_.local[from].sent_self += bytes;
       return;
     }
-    const int gpn = g_.context.gpus_per_node;
-    if (from / gpn == to / gpn) {
+    if (g_.node_of[from] == g_.node_of[to]) {
       g_.local[from].sent_local += bytes;
       g_.local[to].received_local += bytes;
     } else {
@@ -344,15 +358,19 @@ class TableCosts {
     const double vector_bytes = t_.dim * width * g_.communication_bytes;
     for (auto& in_node : owners) {
       std::sort(in_node.begin(), in_node.end());
-      const auto reducer = [&](int requester) {
-        const int j = requester % gpn;
+      // The reducer of the requesters of each local index j.
+      std::vector<int> reducer(gpn);
+      for (int j = 0; j < gpn; ++j) {
+        reducer[j] = in_node[static_cast<std::size_t>(j) % in_node.size()];
         for (const int o : in_node) {
-          if (o % gpn == j) return o;
+          if (o % gpn == j) {
+            reducer[j] = o;
+            break;
+          }
         }
-        return in_node[static_cast<std::size_t>(j) % in_node.size()];
-      };
+      }
       for (int r = 0; r < g_.group; ++r) {
-        const int to = reducer(r);
+        const int to = reducer[g_.local_of(r)];
         for (const int o : in_node) move_partial(o, to, g_.batch * vector_bytes);
         move_embeddings(to, r, g_.batch * vector_bytes);
       }
