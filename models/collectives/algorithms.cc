@@ -1011,10 +1011,13 @@ std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
             : 0;
     const auto found = cache->lowered.find(shape_key(request, protocol, channels));
     if (found != cache->lowered.end()) {
+      // Taken out of the cache: the shape is what the runner keeps (a 65,536-GPU ring's streams
+      // are tens of MB).
+      const std::shared_ptr<const LoweredCollective> lowered = std::move(found->second);
+      cache->lowered.erase(found);
       Lowering l{network.router(), cluster, topology, comm, request, protocol, {}};
       l.latency();
-      return shape_of(network.router(), topology.gpu_count(), *found->second, bytes,
-                      l.out.latency);
+      return shape_of(network.router(), topology.gpu_count(), *lowered, bytes, l.out.latency);
     }
   }
   const LoweredCollective lowered =

@@ -65,8 +65,8 @@ struct LoweredCollective;
 struct AnalyticCache {
   std::optional<NcclComm> comm;
   std::map<std::string, double> seconds_per_byte;
-  // The streams behind each entry of seconds_per_byte, for prepare_flow_collective() to run as
-  // flows without lowering the same collective again.
+  // The streams behind each entry of seconds_per_byte, until prepare_flow_collective() takes
+  // them to run as flows without lowering the same collective again.
   std::map<std::string, std::shared_ptr<const LoweredCollective>> lowered;
 };
 
