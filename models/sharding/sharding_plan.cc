@@ -256,10 +256,13 @@ class TableCosts {
                     b * vectors * t_.dim * width_fraction * g_.communication_bytes);
   }
 
+  // Called for every requester of the group in turn with the same share (a batch draws every
+  // table's ids alike on every GPU), so every requester's row of the id matrix is the same:
+  // requester 0's is built here and copied to the others once every table is in.
   void send_ids(int requester, int owner, double id_share) {
     const double bytes = g_.batch * t_.pooling * id_share * kIdBytes;
     move(requester, owner, bytes);
-    if (g_.matrices) g_.ids.add(requester, owner, bytes);
+    if (g_.matrices && requester == 0) g_.ids.add(0, owner, bytes);
   }
 
   void move_embeddings(int from, int to, double bytes) {
@@ -506,6 +509,9 @@ ShardCosts compute_shard_costs(const ShardingPlan& plan, const ShardingContext& 
     TableCosts(g, placed_table(t, p, moved), p).add(ti);
   }
   g.ids.consolidate();
+  if (g.matrices) {
+    for (int r = 1; r < group; ++r) g.ids.append(r, g.ids.row(0));  // (TableCosts::send_ids)
+  }
   g.embeddings.consolidate();
   g.partials.consolidate();
 

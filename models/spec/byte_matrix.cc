@@ -77,6 +77,7 @@ void ByteMatrix::consolidate() {
 void ByteMatrix::append(int from, std::span<const Entry> entries, int offset) {
   TRAINSIM_ASSERT(from >= 0 && from < size(), "row outside the matrix");
   std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];
+  if (r.empty()) r.reserve(entries.size());
   for (const Entry& e : entries) {
     const int to = e.to + offset;
     TRAINSIM_ASSERT(to >= 0 && to < size() && (r.empty() || r.back().to < to),
