@@ -103,9 +103,13 @@ TEST(FlatAllToAllTest, HotGpusAndLeavesDefineTheirOwnClasses) {
   const ExchangeRun leaves_reduced = run_all_to_all(platform("fattree", 8), even, true);
   EXPECT_EQ(leaves_reduced.flows, 184u);
   EXPECT_EQ(leaves_reduced.finish, leaves_whole.finish);
-  // The uplinks bind: each leaf sends 32 x 32 messages of 4 MB across at 800 GB/s (5.12 ms),
-  // against 56 x 4 MB at 50 GB/s (4.48 ms) for each NIC on the crossbar.
-  EXPECT_GT(leaves_whole.finish[0], run_all_to_all(platform("crossbar", 8), even, false).finish[0]);
+  // The uplinks bind: each leaf sends 32 x 32 messages of 4 MB across its 800 GB/s uplink, each
+  // at 800 / 1024 GB/s from the start (a NIC's other 24 messages share what is left of its 50
+  // GB/s and finish first), 5.12 ms after the 4 us of an inter-leaf route (two NIC links and two
+  // uplink hops); on the crossbar each NIC carries 56 x 4 MB at 50 GB/s, 4.48 ms after 2 us.
+  EXPECT_EQ(leaves_whole.finish[0], 4 * kMicrosecond + transfer_time(4e6, 800e9 / 1024));
+  EXPECT_EQ(run_all_to_all(platform("crossbar", 8), even, false).finish[0],
+            2 * kMicrosecond + transfer_time(56 * 4e6, 50e9));
 }
 
 TEST(FlatAllToAllTest, AnExchangeWithoutClassesRunsWhole) {
