@@ -741,7 +741,12 @@ double pipeline_fill(const NcclComm& comm, const CollectiveRequest& r) {
   return (chunks + 2) / chunks;
 }
 
-std::string shape_key(const CollectiveRequest& r, Protocol p, int channels) {
+// What a lowering depends on besides the size: the operation, algorithm, protocol, root and, for
+// rings and trees, the channels NCCL launches for the size.
+std::string shape_key(const NcclComm& comm, const CollectiveRequest& r, Protocol p) {
+  const int channels = r.algorithm == Algorithm::kRing || r.algorithm == Algorithm::kTree
+                           ? nccl_launched_channels(comm, r.algorithm, p, r.bytes)
+                           : 0;
   return std::to_string(static_cast<int>(r.op)) + "/" +
          std::to_string(static_cast<int>(r.algorithm)) + "/" + std::to_string(static_cast<int>(p)) +
          "/" + std::to_string(channels) + "/" + std::to_string(r.root);
@@ -954,13 +959,9 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
     return latency + plan_time(router, *uniform_p2p_plan(cluster, topology, comm, request, pxn));
   }
   // The streams' time scales with the size for a given shape (launched channels): cache it.
-  const int channels =
-      request.algorithm == Algorithm::kRing || request.algorithm == Algorithm::kTree
-          ? nccl_launched_channels(comm, request.algorithm, protocol, request.bytes)
-          : 0;
   LoweredCollective lowered;
   double per_byte = 0.0;
-  const std::string key = shape_key(request, protocol, channels);
+  const std::string key = shape_key(comm, request, protocol);
   const auto found =
       cache ? cache->seconds_per_byte.find(key) : decltype(cache->seconds_per_byte.end()){};
   if (cache && found != cache->seconds_per_byte.end()) {
@@ -1005,11 +1006,7 @@ std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
   if (cache) {
     // The streams the analytic time of this shape was worked out from (the latency is the
     // request's own).
-    const int channels =
-        request.algorithm == Algorithm::kRing || request.algorithm == Algorithm::kTree
-            ? nccl_launched_channels(comm, request.algorithm, protocol, request.bytes)
-            : 0;
-    const auto found = cache->lowered.find(shape_key(request, protocol, channels));
+    const auto found = cache->lowered.find(shape_key(comm, request, protocol));
     if (found != cache->lowered.end()) {
       // Taken out of the cache: the shape is what the runner keeps (a 65,536-GPU ring's streams
       // are tens of MB).

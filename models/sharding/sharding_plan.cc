@@ -345,11 +345,11 @@ class TableCosts {
   // the gradients go back on the rails, then are gathered to every shard of the node. `width`:
   // the share of the columns the shards hold.
   void reduced_exchange(const std::vector<int>& ranks, double width) {
-    const int gpn = std::max(1, g_.context.gpus_per_node);
+    const int gpn = g_.gpus_per_node;
     std::vector<std::vector<int>> owners;  // per owning node, its shards in local-index order
     std::vector<int> node_of;
     for (const int o : ranks) {
-      const int n = o / gpn;
+      const int n = g_.node_of[o];
       auto it = std::find(node_of.begin(), node_of.end(), n);
       if (it == node_of.end()) {
         node_of.push_back(n);
@@ -366,7 +366,7 @@ class TableCosts {
       for (int j = 0; j < gpn; ++j) {
         reducer[j] = in_node[static_cast<std::size_t>(j) % in_node.size()];
         for (const int o : in_node) {
-          if (o % gpn == j) {
+          if (g_.local_of(o) == j) {
             reducer[j] = o;
             break;
           }
