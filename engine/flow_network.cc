@@ -160,6 +160,11 @@ void FlowNetwork::transmitted(FlowId id) {
     }
     for (const LinkId l : router_->links(f.route)) {
       LinkState& link = links_[l];
+      // A link with capacity to spare is no flow's bottleneck, so taking this flow off it
+      // changes no other rate: every other flow keeps its own bottleneck (a full link this flow
+      // did not cross, where no rate is above its own) or its cap, which is what makes rates
+      // max-min. Only a full link (to rounding) is marked for a solve.
+      const bool full = link.allocated >= link.capacity * (1.0 - kFullLink);
       link.allocated = link.live == 1 ? 0.0 : std::max(0.0, link.allocated - f.rate);
       allocated_changed(l);
       --link.live;
@@ -170,7 +175,7 @@ void FlowNetwork::transmitted(FlowId id) {
           std::erase_if(link.flows, [this](const LinkEntry& e) { return !is_live(e); });
           link.dead = 0;
         }
-        mark_dirty(l);
+        if (full) mark_dirty(l);
       } else {
         link.flows.clear();
         link.dead = 0;
@@ -245,6 +250,13 @@ Time FlowNetwork::uncontended_time(RouteId route, double bytes) const {
 
 void FlowNetwork::solve() {
   solve_pending_ = false;
+  // A dirty link whose flows have all finished since it was marked changes no rate: the flows
+  // that shared another link with them marked that one when they finished.
+  std::erase_if(dirty_links_, [this](LinkId l) {
+    if (links_[l].live > 0) return false;
+    links_[l].dirty = false;
+    return true;
+  });
   if (dirty_links_.empty()) return;
   ++epoch_;
   // Solving more flows than the dirty links reach gives them the rates they have (components do

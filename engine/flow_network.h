@@ -14,13 +14,16 @@
 //
 // Incremental update: a flow that starts on links no other flow is using has them to itself and
 // is rated at once (the least capacity on its route, or its cap), with no solve; otherwise
-// starting or finishing a flow only marks the links of its route dirty. All changes at one
-// instant are batched into a single solve, which re-solves only the connected component of flows
-// reachable from the dirty links through shared links (the flows whose rates can change); flows
-// outside it keep their rates and completion events. When the last component
-// held nearly every active flow, the search is skipped and every active flow re-solved: flows
-// outside the component get the rates they have and are left alone (every eighth solve searches
-// again, to notice when the traffic splits). A flow whose rate changes
+// starting a flow only marks the links of its route dirty. A finishing flow marks only the links
+// of its route that were full: every other flow is held either by its cap or by a full link
+// where no rate is above its own, and a link with capacity to spare holds none, so taking a flow
+// off it changes no other rate (an incast's flows finishing do not re-solve the senders' NICs).
+// All changes at one instant are batched into a single solve, which re-solves only the connected
+// component of flows reachable from the dirty links that still carry flows, through shared links
+// (the flows whose rates can change); flows outside it keep their rates and completion events.
+// When the last component held nearly every active flow, the search is skipped and every active
+// flow re-solved: flows outside the component get the rates they have and are left alone (every
+// eighth solve searches again, to notice when the traffic splits). A flow whose rate changes
 // has its remaining bytes brought up to date and its completion event moved (all of a solve's
 // moves at once: the event queue re-heaps when they are many). The filling runs on a compact copy
 // of the component (flow -> links and link -> flows), and a flow's rate cap enters it only when it
@@ -82,6 +85,9 @@ class FlowNetwork {
                Callback on_transmitted = {}, double rate_cap = kUncapped);
 
   static constexpr double kUncapped = std::numeric_limits<double>::infinity();
+  // A link whose flows' rates add up to within this fraction of its capacity is full (the
+  // rates are sums of shares, exact to rounding).
+  static constexpr double kFullLink = 1e-7;
 
   // Current rate in bytes/s of a flow that is still transmitting (0 before the first solve).
   double rate(FlowId id) const;

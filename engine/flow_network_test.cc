@@ -557,6 +557,124 @@ TEST(FlowNetworkTest, SimultaneousChangesAreSolvedOnce) {
   EXPECT_EQ(sim.now(), 1 * kSecond);  // 100 GB over 100 GB/s
 }
 
+TEST(FlowNetworkTest, AFlowLeavingLinksWithCapacityToSpareChangesNoRateAndNeedsNoSolve) {
+  // Senders s1, s2 reach receivers r1, r2 through a hub: s1's and s2's links 100 GB/s, r1's and
+  // r2's 10 GB/s. A (10 GB, s1 -> r1) has r1's link alone: 10 GB/s. B and C (20 GB each, s1 -> r2
+  // and s2 -> r2) share r2's link: 5 GB/s each. s1's link carries 15 of its 100 GB/s.
+  // A leaves at 1 s, from s1's link (not full: no rate there is held by it) and r1's (now
+  // empty): nothing is solved again, and B and C keep 5 GB/s to 4 s. One solve in all (when the
+  // three start).
+  Topology topology;
+  const VertexId hub = topology.add_vertex("hub", true);
+  std::vector<VertexId> v;
+  for (const char* name : {"s1", "s2", "r1", "r2"}) v.push_back(topology.add_vertex(name, false));
+  topology.add_link(v[0], hub, 100 * kGBps, 0);
+  topology.add_link(v[1], hub, 100 * kGBps, 0);
+  topology.add_link(hub, v[2], 10 * kGBps, 0);
+  topology.add_link(hub, v[3], 10 * kGBps, 0);
+  Simulation sim;
+  FlowNetwork net(sim, topology);
+  std::vector<Time> done(3, -1);
+  net.start(v[0], v[2], 1e10, [&] { done[0] = sim.now(); });
+  net.start(v[0], v[3], 2e10, [&] { done[1] = sim.now(); });
+  net.start(v[1], v[3], 2e10, [&] { done[2] = sim.now(); });
+  sim.run();
+  EXPECT_EQ(done, (std::vector<Time>{kSecond, 4 * kSecond, 4 * kSecond}));
+  EXPECT_EQ(net.counters().solves, 1u);
+
+  // With s1's link at 8 GB/s it is full: A and B get 4 GB/s each (its share, below r2's 5), C
+  // the 6 GB/s left on r2's link. A leaves at 2.5 s (B has 10 GB left, C 5 GB): B and C share
+  // r2's link at 5 GB/s, C done at 3.5 s; B, alone, takes s1's 8 GB/s for its last 5 GB:
+  // 0.625 s more, 4.125 s. Solves: at the start, when A leaves, when C leaves.
+  Topology narrow;
+  const VertexId h = narrow.add_vertex("hub", true);
+  std::vector<VertexId> w;
+  for (const char* name : {"s1", "s2", "r1", "r2"}) w.push_back(narrow.add_vertex(name, false));
+  narrow.add_link(w[0], h, 8 * kGBps, 0);
+  narrow.add_link(w[1], h, 100 * kGBps, 0);
+  narrow.add_link(h, w[2], 10 * kGBps, 0);
+  narrow.add_link(h, w[3], 10 * kGBps, 0);
+  Simulation sim2;
+  FlowNetwork net2(sim2, narrow);
+  std::fill(done.begin(), done.end(), -1);
+  net2.start(w[0], w[2], 1e10, [&] { done[0] = sim2.now(); });
+  net2.start(w[0], w[3], 2e10, [&] { done[1] = sim2.now(); });
+  net2.start(w[1], w[3], 2e10, [&] { done[2] = sim2.now(); });
+  sim2.run();
+  EXPECT_EQ(done,
+            (std::vector<Time>{2500 * kMillisecond, 4125 * kMillisecond, 3500 * kMillisecond}));
+  EXPECT_EQ(net2.counters().solves, 3u);
+}
+
+TEST(FlowNetworkTest, RatesStayMaxMinAsFlowsComeAndGo) {
+  // Random flows (some capped) start at random times over a star of random links and finish as
+  // their bytes run out. Every 2 ms, the flows still transmitting must have a max-min fair
+  // allocation: no link over its capacity, and every flow at its cap or with a saturated link
+  // on which no flow gets more than it. This holds only if every finish that frees bandwidth
+  // some flow can take is solved again.
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    Topology topology;
+    const int endpoints = 6;
+    const VertexId hub = topology.add_vertex("hub", true);
+    std::vector<VertexId> ends;
+    for (int i = 0; i < endpoints; ++i) {
+      ends.push_back(topology.add_vertex("e" + std::to_string(i), false));
+      topology.add_link(ends.back(), hub, static_cast<double>(1 + rng() % 10) * kGBps, 0);
+      topology.add_link(hub, ends.back(), static_cast<double>(1 + rng() % 10) * kGBps, 0);
+    }
+    Simulation sim;
+    FlowNetwork net(sim, topology);
+    std::vector<FlowId> live;  // transmitting
+    std::vector<double> caps;  // by flow id
+    for (int f = 0; f < 40; ++f) {
+      const auto src = static_cast<int>(rng() % endpoints);
+      const auto dst = (src + 1 + static_cast<int>(rng() % (endpoints - 1))) % endpoints;
+      const double bytes = static_cast<double>(1 + rng() % 50) * 1e7;
+      const double cap =
+          rng() % 4 == 0 ? static_cast<double>(1 + rng() % 3) * kGBps : FlowNetwork::kUncapped;
+      const Time at = static_cast<Time>(rng() % 40) * kMillisecond;
+      sim.schedule_at(at, [&, src, dst, bytes, cap] {
+        auto id = std::make_shared<FlowId>();
+        *id = net.start(
+            ends[src], ends[dst], bytes, [] {},
+            [&, id] { live.erase(std::find(live.begin(), live.end(), *id)); }, cap);
+        live.push_back(*id);
+        if (caps.size() <= *id) caps.resize(*id + 1);
+        caps[*id] = cap;
+      });
+    }
+    int checks = 0;
+    for (Time t = kMillisecond / 2; t < 400 * kMillisecond; t += 2 * kMillisecond) {
+      sim.run_until(t);
+      if (live.empty()) continue;
+      ++checks;
+      std::vector<double> load(topology.link_count(), 0.0);
+      std::vector<double> max_rate(topology.link_count(), 0.0);
+      for (const FlowId id : live) {
+        for (const LinkId l : net.router().links(net.route_of(id))) {
+          load[l] += net.rate(id);
+          max_rate[l] = std::max(max_rate[l], net.rate(id));
+        }
+      }
+      for (LinkId l = 0; l < topology.link_count(); ++l) {
+        EXPECT_LE(load[l], topology.link(l).bandwidth_bytes_per_s * (1 + 1e-12));
+      }
+      for (const FlowId id : live) {
+        bool held = net.rate(id) >= caps[id] * (1 - 1e-12);
+        for (const LinkId l : net.router().links(net.route_of(id))) {
+          const double capacity = topology.link(l).bandwidth_bytes_per_s;
+          if (load[l] >= capacity * (1 - 1e-12) && net.rate(id) >= max_rate[l] * (1 - 1e-12)) {
+            held = true;
+          }
+        }
+        EXPECT_TRUE(held) << "trial " << trial << " at " << t << " flow " << id;
+      }
+    }
+    EXPECT_GT(checks, 5) << trial;
+  }
+}
+
 TEST(FlowNetworkTest, RandomNetworksSatisfyMaxMinConditions) {
   // For random flows over a star of links: every link is within capacity, and every flow has a
   // bottleneck link that is saturated and on which no flow gets more than it (the definition of
