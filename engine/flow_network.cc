@@ -154,7 +154,10 @@ void FlowNetwork::transmitted(FlowId id) {
     f.active = false;
     ++serial_[id];  // its entries on the links' lists are finished ones from now on
     if (flow_observer_) flow_observer_(f.route, 0.0, false);
-    if (compact_valid_) {
+    // (A flow outside the copy is not listed there at its local index, which is another
+    // copy's: ids leave the copy only by finishing, and are taken again only by starting flows,
+    // which make a new copy.)
+    if (compact_valid_ && f.local < component_flows_.size() && component_flows_[f.local] == id) {
       flow_dead_[f.local] = 1;
       dead_locals_.push_back(f.local);
     }
@@ -265,11 +268,14 @@ void FlowNetwork::solve() {
   // active flows have not grown by more than a tenth since (flows started since may stand apart:
   // a ring's next step).
   constexpr int kSearchEvery = 8;
-  // The compact copy of the last solve serves again when that solve took every active flow and
-  // flows have only finished since (few enough that skipping them costs less than a new copy):
-  // the flows it still lists are then every active flow, in the same order. A search then walks
-  // its arrays rather than the links' and flows' records.
-  const bool compact_usable = compact_valid_ && dead_locals_.size() * 4 < component_flows_.size();
+  // The compact copy of the last solve serves again when flows have only finished since (few
+  // enough that skipping them costs less than a new copy) and every dirty link is in it: that
+  // solve took a whole component (or every active flow), and finishing flows only split it, so
+  // the flows it still lists are what the dirty links reach, and maybe more, in the same order.
+  // A search then walks its arrays rather than the links' and flows' records.
+  const bool compact_usable = compact_valid_ && dead_locals_.size() * 4 < component_flows_.size() &&
+                              std::all_of(dirty_links_.begin(), dirty_links_.end(),
+                                          [this](LinkId l) { return in_compact(l); });
   bool reuse = false;
   if (last_solve_took_most_ && 9 * active_flows_.size() <= 10 * searched_active_ &&
       ++solves_without_search_ < kSearchEvery) {
@@ -279,7 +285,8 @@ void FlowNetwork::solve() {
     solves_without_search_ = 0;
     reuse = compact_usable && compact_is_one_component();
     if (!reuse) collect_component();
-    last_solve_took_most_ = reuse || 10 * component_flows_.size() > 9 * active_flows_.size();
+    const std::size_t found = component_flows_.size() - (reuse ? dead_locals_.size() : 0);
+    last_solve_took_most_ = 10 * found > 9 * active_flows_.size();
     searched_active_ = active_flows_.size();
   }
   if (reuse) {
@@ -298,7 +305,7 @@ void FlowNetwork::solve() {
   }
   if (!reuse) {
     build_compact();
-    compact_valid_ = component_flows_.size() == active_flows_.size();
+    compact_valid_ = true;
     dead_locals_.clear();
     flow_dead_.assign(component_flows_.size(), 0);
   }

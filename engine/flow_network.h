@@ -28,13 +28,16 @@
 // moves at once: the event queue re-heaps when they are many). The filling runs on a compact copy
 // of the component (flow -> links and link -> flows), and a flow's rate cap enters it only when it
 // may bind (when it is below the flow's upper bound from the other flows' guaranteed shares).
-// When that copy held every active flow and flows have only finished since (fewer than a quarter
-// of it), the next solve fills the same copy with the finished flows left out instead of making
-// a new one: the flows keep their order, so the rates are the same to the last bit. A component
-// whose flows each have every link of their route to themselves (a ring's steps) needs no copy:
-// each gets the least capacity on its route, or its cap. A link that carries exactly the flows of
-// a narrower one (the PCIe link from a GPU to its NIC and the NIC's own port) can never be the
-// bottleneck, and the filling leaves it out: the same flows are fixed in the same order.
+// When that copy held a whole component (or every active flow), flows have only finished since
+// (fewer than a quarter of it) and the dirty links are all in it, the next solve fills the same
+// copy with the finished flows left out instead of searching and making a new one: finishing
+// flows only split a component, and the flows keep their order, so the rates are the same to the
+// last bit (a rail's component of an all-to-all, re-solved as its flows finish one by one). A
+// component whose flows each have every link of their route to themselves (a ring's steps) needs
+// no copy: each gets the least capacity on its route, or its cap. A link that carries exactly
+// the flows of a narrower one (the PCIe link from a GPU to its NIC and the NIC's own port) can
+// never be the bottleneck, and the filling leaves it out: the same flows are fixed in the same
+// order.
 #pragma once
 
 #include <cstdint>
@@ -236,9 +239,13 @@ class FlowNetwork {
   BigVector<std::uint32_t> fill_end_;
   std::vector<char> link_shadowed_;
   BigVector<char> flow_fixed_;
-  // The compact copy holds every active flow (none started since it was made); those finished
-  // since are marked dead, by local index.
+  // The compact copy holds a whole component, or every active flow, and none has started since
+  // it was made; those finished since are marked dead, by local index.
   bool compact_valid_ = false;
+  bool in_compact(LinkId l) const {
+    return l < local_of_link_.size() && local_of_link_[l] < component_links_.size() &&
+           component_links_[local_of_link_[l]] == l;
+  }
   BigVector<char> flow_dead_;
   std::vector<std::uint32_t> dead_locals_;
   std::vector<std::uint32_t> link_count_;  // flows on each link, dead ones left out

@@ -606,6 +606,37 @@ TEST(FlowNetworkTest, AFlowLeavingLinksWithCapacityToSpareChangesNoRateAndNeedsN
   EXPECT_EQ(net2.counters().solves, 3u);
 }
 
+TEST(FlowNetworkTest, AComponentsCopyServesAgainWhileItsFlowsOnlyFinish) {
+  // Link 1 (10 GB/s) carries ten flows of 1..10 GB from 1 ms; link 2, apart, two long ones from
+  // 0. Link 1 stays full until the last of the ten leaves: 55 GB take 5.5 s, so the last leaves
+  // at 5.501 s; the first (1 GB at 1 GB/s) at 1.001 s, the second (1 GB left at 10/9 GB/s) 0.9 s
+  // later. Each finish re-solves link 1's component (link 2's is never touched). Its compact copy
+  // (made when the ten started: not every active flow) serves again while fewer than a quarter
+  // of its flows have finished: copies of 10, 7, 5, 3, 2 flows; reused after the 1st, 2nd, 4th
+  // and 6th finish. Solves: link 2's start, link 1's start, and the first nine finishes.
+  Topology topology;
+  std::vector<VertexId> v;
+  for (int i = 0; i < 4; ++i) v.push_back(topology.add_vertex("v" + std::to_string(i), false));
+  topology.add_link(v[0], v[1], 10 * kGBps, 0);
+  topology.add_link(v[2], v[3], 10 * kGBps, 0);
+  Simulation sim;
+  FlowNetwork net(sim, topology);
+  net.start(v[2], v[3], 1e12, {});
+  net.start(v[2], v[3], 1e12, {});
+  std::vector<Time> done(10, -1);
+  sim.schedule_at(kMillisecond, [&] {
+    for (int k = 0; k < 10; ++k) {
+      net.start(v[0], v[1], 1e9 * (k + 1), [&, k] { done[k] = sim.now(); });
+    }
+  });
+  sim.run_until(10 * kSecond);
+  EXPECT_EQ(done[0], 1001 * kMillisecond);
+  EXPECT_NEAR(static_cast<double>(done[1]), 1901.0 * kMillisecond, 1.0);
+  EXPECT_NEAR(static_cast<double>(done[9]), 5501.0 * kMillisecond, 1.0);
+  EXPECT_EQ(net.counters().solves, 11u);
+  EXPECT_EQ(net.counters().compact_reuses, 4u);
+}
+
 TEST(FlowNetworkTest, RatesStayMaxMinAsFlowsComeAndGo) {
   // Random flows (some capped) start at random times over a star of random links and finish as
   // their bytes run out. Every 2 ms, the flows still transmitting must have a max-min fair
