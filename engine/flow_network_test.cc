@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -557,6 +558,51 @@ TEST(FlowNetworkTest, SimultaneousChangesAreSolvedOnce) {
   EXPECT_EQ(sim.now(), 1 * kSecond);  // 100 GB over 100 GB/s
 }
 
+// A star of six endpoints around a hub, each with a link to it and one back of 1..10 GB/s drawn
+// from `rng`.
+struct RandomStar {
+  static constexpr int kEndpoints = 6;
+  Topology topology;
+  std::vector<VertexId> ends;
+  explicit RandomStar(std::mt19937_64& rng) {
+    const VertexId hub = topology.add_vertex("hub", true);
+    for (int i = 0; i < kEndpoints; ++i) {
+      ends.push_back(topology.add_vertex("e" + std::to_string(i), false));
+      topology.add_link(ends.back(), hub, static_cast<double>(1 + rng() % 10) * kGBps, 0);
+      topology.add_link(hub, ends.back(), static_cast<double>(1 + rng() % 10) * kGBps, 0);
+    }
+  }
+};
+
+// The definition of a max-min fair allocation, for `flows` (transmitting): no link over its
+// capacity, and every flow at its cap (`caps` by flow id; none when empty) or with a saturated
+// link on which no flow gets more than it.
+void expect_max_min(const FlowNetwork& net, const Topology& topology,
+                    const std::vector<FlowId>& flows, const std::vector<double>& caps,
+                    const std::string& context) {
+  std::vector<double> load(topology.link_count(), 0.0);
+  std::vector<double> max_rate(topology.link_count(), 0.0);
+  for (const FlowId id : flows) {
+    for (const LinkId l : net.shared_router()->links(net.route_of(id))) {
+      load[l] += net.rate(id);
+      max_rate[l] = std::max(max_rate[l], net.rate(id));
+    }
+  }
+  for (LinkId l = 0; l < topology.link_count(); ++l) {
+    EXPECT_LE(load[l], topology.link(l).bandwidth_bytes_per_s * (1 + 1e-12)) << context;
+  }
+  for (const FlowId id : flows) {
+    bool held = !caps.empty() && net.rate(id) >= caps[id] * (1 - 1e-12);
+    for (const LinkId l : net.shared_router()->links(net.route_of(id))) {
+      const double capacity = topology.link(l).bandwidth_bytes_per_s;
+      if (load[l] >= capacity * (1 - 1e-12) && net.rate(id) >= max_rate[l] * (1 - 1e-12)) {
+        held = true;
+      }
+    }
+    EXPECT_TRUE(held) << context << " flow " << id;
+  }
+}
+
 TEST(FlowNetworkTest, AFlowLeavingLinksWithCapacityToSpareChangesNoRateAndNeedsNoSolve) {
   // Senders s1, s2 reach receivers r1, r2 through a hub: s1's and s2's links 100 GB/s, r1's and
   // r2's 10 GB/s. A (10 GB, s1 -> r1) has r1's link alone: 10 GB/s. B and C (20 GB each, s1 -> r2
@@ -645,15 +691,10 @@ TEST(FlowNetworkTest, RatesStayMaxMinAsFlowsComeAndGo) {
   // some flow can take is solved again.
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 30; ++trial) {
-    Topology topology;
-    const int endpoints = 6;
-    const VertexId hub = topology.add_vertex("hub", true);
-    std::vector<VertexId> ends;
-    for (int i = 0; i < endpoints; ++i) {
-      ends.push_back(topology.add_vertex("e" + std::to_string(i), false));
-      topology.add_link(ends.back(), hub, static_cast<double>(1 + rng() % 10) * kGBps, 0);
-      topology.add_link(hub, ends.back(), static_cast<double>(1 + rng() % 10) * kGBps, 0);
-    }
+    const RandomStar star(rng);
+    const Topology& topology = star.topology;
+    const std::vector<VertexId>& ends = star.ends;
+    const int endpoints = RandomStar::kEndpoints;
     Simulation sim;
     FlowNetwork net(sim, topology);
     std::vector<FlowId> live;  // transmitting
@@ -680,27 +721,8 @@ TEST(FlowNetworkTest, RatesStayMaxMinAsFlowsComeAndGo) {
       sim.run_until(t);
       if (live.empty()) continue;
       ++checks;
-      std::vector<double> load(topology.link_count(), 0.0);
-      std::vector<double> max_rate(topology.link_count(), 0.0);
-      for (const FlowId id : live) {
-        for (const LinkId l : net.router().links(net.route_of(id))) {
-          load[l] += net.rate(id);
-          max_rate[l] = std::max(max_rate[l], net.rate(id));
-        }
-      }
-      for (LinkId l = 0; l < topology.link_count(); ++l) {
-        EXPECT_LE(load[l], topology.link(l).bandwidth_bytes_per_s * (1 + 1e-12));
-      }
-      for (const FlowId id : live) {
-        bool held = net.rate(id) >= caps[id] * (1 - 1e-12);
-        for (const LinkId l : net.router().links(net.route_of(id))) {
-          const double capacity = topology.link(l).bandwidth_bytes_per_s;
-          if (load[l] >= capacity * (1 - 1e-12) && net.rate(id) >= max_rate[l] * (1 - 1e-12)) {
-            held = true;
-          }
-        }
-        EXPECT_TRUE(held) << "trial " << trial << " at " << t << " flow " << id;
-      }
+      expect_max_min(net, topology, live, caps,
+                     "trial " + std::to_string(trial) + " at " + std::to_string(t));
     }
     EXPECT_GT(checks, 5) << trial;
   }
@@ -712,15 +734,10 @@ TEST(FlowNetworkTest, RandomNetworksSatisfyMaxMinConditions) {
   // a max-min fair allocation).
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 50; ++trial) {
-    Topology topology;
-    const int endpoints = 6;
-    const VertexId hub = topology.add_vertex("hub", true);
-    std::vector<VertexId> ends;
-    for (int i = 0; i < endpoints; ++i) {
-      ends.push_back(topology.add_vertex("e" + std::to_string(i), false));
-      topology.add_link(ends.back(), hub, static_cast<double>(1 + rng() % 10) * kGBps, 0);
-      topology.add_link(hub, ends.back(), static_cast<double>(1 + rng() % 10) * kGBps, 0);
-    }
+    const RandomStar star(rng);
+    const Topology& topology = star.topology;
+    const std::vector<VertexId>& ends = star.ends;
+    const int endpoints = RandomStar::kEndpoints;
     Simulation sim;
     FlowNetwork net(sim, topology);
     std::vector<FlowId> ids;
@@ -730,26 +747,7 @@ TEST(FlowNetworkTest, RandomNetworksSatisfyMaxMinConditions) {
       ids.push_back(net.start(ends[src], ends[dst], 1e15, {}));
     }
     sim.run_until(1);
-    std::vector<double> load(topology.link_count(), 0.0);
-    std::vector<double> max_rate(topology.link_count(), 0.0);
-    for (const FlowId id : ids) {
-      for (const LinkId l : net.router().links(net.route_of(id))) {
-        load[l] += net.rate(id);
-        max_rate[l] = std::max(max_rate[l], net.rate(id));
-      }
-    }
-    for (LinkId l = 0; l < topology.link_count(); ++l) {
-      EXPECT_LE(load[l], topology.link(l).bandwidth_bytes_per_s * (1 + 1e-12));
-    }
-    for (const FlowId id : ids) {
-      bool has_bottleneck = false;
-      for (const LinkId l : net.router().links(net.route_of(id))) {
-        const double capacity = topology.link(l).bandwidth_bytes_per_s;
-        const bool saturated = load[l] >= capacity * (1 - 1e-12);
-        if (saturated && net.rate(id) >= max_rate[l] * (1 - 1e-12)) has_bottleneck = true;
-      }
-      EXPECT_TRUE(has_bottleneck) << "trial " << trial << " flow " << id;
-    }
+    expect_max_min(net, topology, ids, {}, "trial " + std::to_string(trial));
   }
 }
 
