@@ -31,14 +31,16 @@ CategoryId TaskGraph::category(const std::string& name) {
   return add_category(name);
 }
 
-TaskId TaskGraph::add_task(std::string name, std::int32_t group, StreamId stream,
+TaskId TaskGraph::add_task(std::string_view name, std::int32_t group, StreamId stream,
                            CategoryId category, TaskAction action) {
   TRAINSIM_ASSERT(stream == kNoStream || stream < stream_names_.size(), "unknown stream");
   TRAINSIM_ASSERT(category < category_names_.size() || category_names_.empty(), "unknown category");
   TRAINSIM_ASSERT(stream != kNoStream || std::holds_alternative<JoinAction>(action),
                   "only join tasks may have no stream");
   Task task;
-  task.name = std::move(name);
+  auto known = names_.find(name);
+  if (known == names_.end()) known = names_.emplace(name).first;
+  task.name = *known;
   task.group = group;
   task.stream = stream;
   task.category = category;

@@ -15,11 +15,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
 #include "engine/fifo_resource.h"
 #include "engine/flow_network.h"
+#include "engine/huge_page_allocator.h"
 #include "engine/simulation.h"
 #include "engine/topology.h"
 
@@ -45,7 +48,7 @@ struct JoinAction {};
 using TaskAction = std::variant<DelayAction, TransferAction, CustomAction, JoinAction>;
 
 struct Task {
-  std::string name;
+  std::string_view name;  // kept once per distinct name by its graph
   std::int32_t group = 0;
   StreamId stream = kNoStream;
   CategoryId category = 0;
@@ -58,13 +61,20 @@ struct Task {
 
 class TaskGraph {
  public:
+  TaskGraph() = default;
+  // Tasks refer to the graph's own copies of their names: a graph moves but is not copied.
+  TaskGraph(const TaskGraph&) = delete;
+  TaskGraph& operator=(const TaskGraph&) = delete;
+  TaskGraph(TaskGraph&&) = default;
+  TaskGraph& operator=(TaskGraph&&) = default;
+
   StreamId add_stream(std::string name);
   CategoryId add_category(std::string name);
   // Returns the stream/category with this name, adding it if new.
   StreamId stream(const std::string& name);
   CategoryId category(const std::string& name);
 
-  TaskId add_task(std::string name, std::int32_t group, StreamId stream, CategoryId category,
+  TaskId add_task(std::string_view name, std::int32_t group, StreamId stream, CategoryId category,
                   TaskAction action);
   void add_dependency(TaskId before, TaskId after);
   void add_arg(TaskId id, std::string key, std::string value) {
@@ -73,12 +83,21 @@ class TaskGraph {
 
   std::size_t size() const { return tasks_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
-  const std::vector<Task>& tasks() const { return tasks_; }
+  const BigVector<Task>& tasks() const { return tasks_; }
   const std::vector<std::string>& stream_names() const { return stream_names_; }
   const std::vector<std::string>& category_names() const { return category_names_; }
 
  private:
-  std::vector<Task> tasks_;
+  // Names hash as the strings they hold, found by a view without making a string.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  // A training step's graph has a few dozen distinct names over millions of tasks (one per
+  // rank and step): each is kept once, and the tasks in huge pages.
+  BigVector<Task> tasks_;
+  std::unordered_set<std::string, NameHash, std::equal_to<>> names_;
   std::vector<std::string> stream_names_;
   std::vector<std::string> category_names_;
 };

@@ -372,8 +372,9 @@ int run_collective(const std::vector<std::string>& args, std::ostream& out, std:
            "the links by max-min fairness, and prints each one's time with the others and alone;\n"
            "--hot-gpus makes the all-to-alls uneven; --algo flat runs the textbook schedule\n"
            "(every message one flow), as MPI and SimGrid run it; alone (no --with), messages\n"
-           "that move as one by symmetry (every node's ranks alike, a hot GPU's node a kind of\n"
-           "its own) are simulated once per class, with the same times.\n\n"
+           "(flat) or NCCL's alltoall and sendrecv transfers that move as one by symmetry (every\n"
+           "node's ranks alike, a hot GPU's node a kind of its own) are simulated once per class,\n"
+           "with the same times.\n\n"
         << options << "\nExit status: 0 success, 2 bad input.\n";
     return kExitOk;
   }

@@ -542,6 +542,7 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
   // then by receiver); pairs that carry nothing add nothing.
   constexpr int kNodesAtOnce = 8;
   auto plan = std::make_shared<CollectivePlan>(p);
+  plan->set_gpus_per_node(g);
   const std::size_t span = static_cast<std::size_t>(std::min(p, kNodesAtOnce * g)) * p;
   std::vector<double> flows(span, 0.0);
   std::vector<double> caps(span, 0.0);

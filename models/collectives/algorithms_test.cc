@@ -355,6 +355,59 @@ TEST(AlgorithmsTest, AllToAllvThroughTheDestinationsRail) {
   EXPECT_EQ(alltoallv_plan(spec, topology, bytes)->size(), 12u);
 }
 
+// Every rank of `nodes` nodes joins the plan's all-to-all at once; each rank's finish and the
+// flows the network started.
+struct AllToAllRun {
+  std::vector<Time> finish;
+  std::uint64_t flows = 0;
+};
+AllToAllRun join_all_to_all(const ClusterSpec& spec, int nodes, const ByteMatrix& bytes,
+                            bool alone, Time solve_quantum = 0) {
+  const ClusterTopology topology = build_cluster_topology(spec, nodes);
+  Simulation sim;
+  FlowNetwork network(sim, topology.topology);
+  network.set_solve_quantum(solve_quantum);
+  auto op = make_alltoallv(sim, network, spec, topology, bytes, Algorithm::kTwoD);
+  AllToAllRun run;
+  run.finish.assign(topology.gpu_count(), -1);
+  op->join_all(
+      topology.gpu_count(), [&](int r) { run.finish[r] = sim.now(); }, alone);
+  sim.run();
+  run.flows = network.counters().flows_started;
+  return run;
+}
+
+TEST(AlgorithmsTest, AnAllToAllvAloneRunsOneFlowPerClassWithTheSameTimes) {
+  // The exchange of AllToAllvThroughTheDestinationsRail (2 nodes x 2 GPUs, 1 MB between every
+  // pair, 2 MB on each of its 8 flows) on one switch: node 1's flows mirror node 0's, so alone on
+  // the fabric the plan runs one flow per class: GPU 0 to 1 and 1 to 0 inside a node, rail 0 and
+  // rail 1 between the nodes. Every rank is done when its rail's 2 MB has crossed its NIC at 25
+  // GB/s (80 us), after the 2 + 2 us of the two NIC links, as when every flow runs.
+  const ClusterSpec spec = cluster(2);
+  const ByteMatrix bytes =
+      ByteMatrix::from_rows(std::vector<std::vector<double>>(4, std::vector<double>(4, 1e6)));
+  const AllToAllRun whole = join_all_to_all(spec, 2, bytes, /*alone=*/false);
+  const AllToAllRun classes = join_all_to_all(spec, 2, bytes, /*alone=*/true);
+  EXPECT_EQ(whole.flows, 8u);
+  EXPECT_EQ(classes.flows, 4u);
+  EXPECT_EQ(classes.finish, whole.finish);
+  const Time software = time_from_seconds(
+      1e-6 * nccl_base_latency_us(make_nccl_comm(spec, 2), Algorithm::kRing, Protocol::kSimple));
+  for (const Time t : whole.finish) EXPECT_EQ(t, software + 84 * kMicrosecond);
+  // 4 nodes of 2, GPU 0 of node 1 sending 4 MB to each peer: node 1 is a kind of its own, and
+  // nodes 0, 2 and 3 one kind. The classes still run what every flow runs.
+  std::vector<std::vector<double>> rows(8, std::vector<double>(8, 1e6));
+  rows[2].assign(8, 4e6);
+  const ByteMatrix hot = ByteMatrix::from_rows(rows);
+  const AllToAllRun hot_whole = join_all_to_all(spec, 4, hot, false);
+  const AllToAllRun hot_classes = join_all_to_all(spec, 4, hot, true);
+  EXPECT_LT(hot_classes.flows, hot_whole.flows);
+  EXPECT_EQ(hot_classes.finish, hot_whole.finish);
+  // With a solve quantum (rates not exactly max-min between solves) every flow runs.
+  const AllToAllRun quantum = join_all_to_all(spec, 2, bytes, true, 10 * kMicrosecond);
+  EXPECT_EQ(quantum.flows, 8u);
+}
+
 TEST(AlgorithmsTest, StageSecondsSharesLinksByMaxMinCountingRepeatedHops) {
   // Links L0 (100 B/s), L1 (100 B/s), L2 (40 B/s); 1000 bytes per stream. S0 crosses L0 twice
   // and L1 once, S1 crosses L1, S2 crosses L0 and L2. L0 carries three shares (two of S0's): 33.3

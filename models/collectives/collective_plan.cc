@@ -129,6 +129,56 @@ void PlanCollective::join(int participant, std::function<void()> done) {
   });
 }
 
+void PlanCollective::join_all(int participants, const std::function<void(int)>& done,
+                              bool alone) {
+  const int p = plan_->participants();
+  TRAINSIM_ASSERT(participants == p, "join_all is for every participant");
+  const int g = plan_->gpus_per_node();
+  // As for the flat exchanges: exact max-min sharing only (no solve quantum).
+  if (alone && g > 0 && network_.solve_quantum() == 0 && plan_->independent()) {
+    std::vector<ExchangeMessage> messages;
+    messages.reserve(plan_->size());
+    for (TransferId id = 0; id < plan_->size(); ++id) {
+      const PlanTransfer& t = plan_->transfer(id);
+      if (t.sender < 0 || t.receiver < 0 || t.sender == t.receiver) {
+        messages.clear();
+        break;
+      }
+      messages.push_back({t.sender, t.receiver, t.bytes, t.rate_cap});
+    }
+    if (!messages.empty()) {
+      classes_ = exchange_classes(network_.router(), p, g, messages, *routes_, nullptr);
+    }
+  }
+  if (!classes_) {
+    Collective::join_all(participants, done, alone);
+    return;
+  }
+  for (int r = 0; r < p; ++r) {
+    TRAINSIM_ASSERT(!joined_[r], "participant joined twice");
+    joined_[r] = true;
+    done_[r] = [done, r] { done(r); };
+  }
+  // Every transfer starts once both its ends have joined and the software latency has passed.
+  sim_.schedule_in(software_latency_, [this, p] {
+    for (std::size_t c = 0; c < classes_->size(); ++c) start_class(c);
+    for (int r = 0; r < p; ++r) settle(r);
+  });
+}
+
+void PlanCollective::start_class(std::size_t c) {
+  const ExchangeClasses& k = *classes_;
+  const PlanTransfer& t = plan_->transfer(k.members[k.first[c]]);
+  auto each = [this, c](bool arrived) {
+    for (std::size_t i = classes_->first[c]; i < classes_->first[c + 1]; ++i) {
+      finished(classes_->members[i], arrived);
+    }
+  };
+  network_.start(
+      k.routes[c], t.bytes, [each] { each(/*arrived=*/true); },
+      [each] { each(/*arrived=*/false); }, t.rate_cap);
+}
+
 void PlanCollective::release(TransferId id) {
   TRAINSIM_ASSERT(waiting_[id] > 0, "transfer released twice");
   if (--waiting_[id] == 0) start(id);

@@ -13,12 +13,14 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "engine/flow_network.h"
 #include "engine/huge_page_allocator.h"
 #include "models/collectives/collective.h"
+#include "models/collectives/exchange_classes.h"
 
 namespace trainsim::models {
 
@@ -48,6 +50,12 @@ class CollectivePlan {
   void finalize();
 
   int participants() const { return participants_; }
+  // Participants that are the ranks of a cluster, node after node, this many to a node (0: not
+  // so): PlanCollective::join_all may then run a plan without dependencies by classes.
+  void set_gpus_per_node(int gpus) { gpus_per_node_ = gpus; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  // Whether no transfer waits for another.
+  bool independent() const { return arrival_.after.empty() && transmission_.after.empty(); }
   std::size_t size() const { return transfers_.size(); }
   const PlanTransfer& transfer(TransferId id) const { return transfers_[id]; }
   std::span<const TransferId> arrival_successors(TransferId id) const {
@@ -69,6 +77,7 @@ class CollectivePlan {
   static void build(Successors& s, std::size_t n);
 
   int participants_;
+  int gpus_per_node_ = 0;
   BigVector<PlanTransfer> transfers_;
   Successors arrival_;
   Successors transmission_;
@@ -104,11 +113,18 @@ class PlanCollective final : public Collective {
                  std::shared_ptr<const CollectivePlan> plan, Time software_latency,
                  std::shared_ptr<const PlanRoutes> routes = nullptr);
   void join(int participant, std::function<void()> done) override;
+  // With `alone`, a plan whose transfers wait for none other, between the ranks of a cluster
+  // (CollectivePlan::gpus_per_node), on a network solved exactly (no solve quantum): its
+  // transfers fall into classes that move as one (exchange_classes.h), and one flow per class
+  // stands for every transfer of the class. Otherwise, or when no classes hold, as join().
+  void join_all(int participants, const std::function<void(int)>& done, bool alone) override;
   const std::shared_ptr<const PlanRoutes>& routes() const { return routes_; }
 
  private:
   void release(TransferId id);
   void start(TransferId id);
+  // Class c's one flow (classes_), standing for each of its transfers.
+  void start_class(std::size_t c);
   // The transfer's last byte arrived (its receiver's part) or left (its sender's): the
   // transfers that wait for that are released, and the participant's obligation met.
   void finished(TransferId id, bool arrived);
@@ -124,6 +140,7 @@ class PlanCollective final : public Collective {
   std::vector<std::uint32_t> obligations_;  // per participant: sends + receives not yet finished
   std::vector<std::function<void()>> done_;
   std::vector<bool> joined_;
+  std::optional<ExchangeClasses> classes_;  // after a join_all by classes
 };
 
 // Analytic time of a plan when every participant joins at time 0 (software latency not included);

@@ -209,9 +209,9 @@ TEST(RecsysTrainingTest, ReplicatedRowsWorkBesideTheShardedExchange) {
   int buckets = 0;
   for (TaskId id = 0; id < r.trace->graph.size(); ++id) {
     const auto& task = r.trace->graph.task(id);
-    const std::string& n = task.name;
+    const std::string_view n = task.name;
     if (task.group != 0 || n.size() < 3 || n.substr(n.size() - 3) != " #1") continue;
-    const std::string name = n.substr(0, n.size() - 3);
+    const std::string name(n.substr(0, n.size() - 3));
     step[name] = r.trace->records[id];
     if (name.rfind("dense all-reduce", 0) == 0) {
       ++buckets;
