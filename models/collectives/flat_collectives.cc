@@ -118,22 +118,9 @@ class FlatAllToAll final : public Collective {
       }
     }
     auto found = exchange_classes(router, p, gpus_per_node_, messages_, routes,
-                                  [this](int s) { return repeats_every(s); });
+                                  [this](int s) { return bytes_.repeats_every(s); });
     if (!found) return false;
     classes_ = std::move(*found);
-    return true;
-  }
-
-  // Whether rank a + s sends rank b + s what a sends b, for every a and b (mod P).
-  bool repeats_every(int s) const {
-    const int p = static_cast<int>(vertices_.size());
-    for (int a = 0; a < p; ++a) {
-      const int shifted = (a + s) % p;
-      if (bytes_.row(a).size() != bytes_.row(shifted).size()) return false;
-      for (const ByteMatrix::Entry& e : bytes_.row(a)) {
-        if (bytes_(shifted, (e.to + s) % p) != e.bytes) return false;
-      }
-    }
     return true;
   }
 

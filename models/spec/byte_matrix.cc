@@ -94,6 +94,18 @@ double ByteMatrix::operator()(int from, int to) const {
   return it != r.end() && it->to == to ? it->bytes : 0.0;
 }
 
+bool ByteMatrix::repeats_every(int s) const {
+  const int p = size();
+  for (int a = 0; a < p; ++a) {
+    const int shifted = (a + s) % p;
+    if (row(a).size() != row(shifted).size()) return false;
+    for (const Entry& e : row(a)) {
+      if ((*this)(shifted, (e.to + s) % p) != e.bytes) return false;
+    }
+  }
+  return true;
+}
+
 std::span<const ByteMatrix::Entry> ByteMatrix::row(int from, int first, int last) const {
   TRAINSIM_ASSERT(consolidated(), "a byte matrix read before consolidate()");
   const std::vector<Entry>& r = rows_[static_cast<std::size_t>(from)];

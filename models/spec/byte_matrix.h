@@ -47,6 +47,8 @@ class ByteMatrix {
 
   // Bytes from `from` to `to` (0 for a pair that carries none).
   double operator()(int from, int to) const;
+  // Whether rank a + s sends rank b + s what a sends b, for every a and b (mod the ranks).
+  bool repeats_every(int s) const;
   // The pairs `from` sends to, by ascending receiver; `first`..`last` (exclusive) restricts the
   // receivers.
   std::span<const Entry> row(int from) const {

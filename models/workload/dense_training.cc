@@ -28,7 +28,13 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
                                              const StepSimulationOptions& options) {
   StepRunner runner(cluster, nodes, options, /*input_copies=*/false);
   add_dense_training(runner, model);
-  return runner.run();
+  StepSimulationResult result = runner.run();
+  if (!runner.symmetry_broken()) return result;
+  StepSimulationOptions whole = options;
+  whole.represent_nodes = false;
+  StepRunner every_rank(cluster, nodes, whole, /*input_copies=*/false);
+  add_dense_training(every_rank, model);
+  return every_rank.run();
 }
 
 void add_dense_training(StepRunner& runner, const DenseModelSpec& model) {
@@ -41,6 +47,8 @@ void add_dense_training(StepRunner& runner, const DenseModelSpec& model) {
   const double bucket_bytes = model.parameter_bytes / buckets;
   // Every bucket has the same size, so one algorithm choice serves them all.
   const PickedAlgorithm picked = runner.pick_all_reduce(bucket_bytes, model.all_reduce_algorithm);
+  // Every rank does the same.
+  runner.represent_nodes();
 
   for (int s = 0; s < runner.steps(); ++s) {
     runner.begin_step(s);
@@ -49,7 +57,7 @@ void add_dense_training(StepRunner& runner, const DenseModelSpec& model) {
     for (int b = 0; b < buckets; ++b) {
       bucket_collectives.push_back(runner.all_reduce(bucket_bytes, picked));
     }
-    for (int r = 0; r < runner.ranks(); ++r) {
+    for (int r = 0; r < runner.simulated_ranks(); ++r) {
       const TaskId fwd = runner.compute("forward" + suffix, r, forward);
       if (s > 0) runner.depend(runner.step_end(s - 1, r), fwd);
       TaskId previous = fwd;

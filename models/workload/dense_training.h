@@ -36,6 +36,9 @@ struct StepSimulationOptions {
   // by the simulations of one cluster on one node count (the scaling study's estimate, steps and,
   // when it runs after them, evaluation) so none is computed twice; built afresh when null.
   std::shared_ptr<SharedTopology> shared_topology;
+  // Where the job's ranks repeat node after node, simulate node 0's tasks for every node's
+  // (StepRunner::represent_nodes), with the same results; false: every rank's.
+  bool represent_nodes = true;
   // All-to-all plans (flows of each byte matrix), shared by simulations over the same matrices
   // on the whole fabric: the scaling study's estimate makes them and its steps run them, so none
   // is made twice. Keyed by the matrices' addresses: every matrix given to a simulation that

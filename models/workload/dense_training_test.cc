@@ -149,5 +149,40 @@ TEST(DenseTrainingTest, TraceKeepsOneRecordPerTask) {
   EXPECT_EQ(r.trace->graph.size(), 3u * 4u * 10u);
 }
 
+TEST(DenseTrainingTest, NodeZerosRanksStandForEveryNodesWithTheSameResults) {
+  // 4 nodes of small_node's GPUs, each GPU with a 25 GB/s NIC on one switch: every rank computes
+  // the same and the all-reduce is over all 16, so node 0's 4 ranks stand for every node's.
+  // Per rank and step: forward, 4 backward pieces, 4 all-reduces, a step end: 3 x 4 x 10 tasks
+  // rather than 3 x 16 x 10, and each figure of the step is the whole run's.
+  ClusterSpec cluster = small_node();
+  cluster.nodes = 4;
+  cluster.nic.count = 4;
+  cluster.nic.link = LinkClassSpec{25e9, 2 * kMicrosecond, 1.0};
+  cluster.nic.gpu_link = LinkClassSpec{1e15, 0, 1.0};
+  cluster.nic.gpus = {{0}, {1}, {2}, {3}};
+  cluster.network.topology = NetworkTopology::kSingleSwitch;
+  for (const bool overlap : {false, true}) {
+    const DenseModelSpec model = small_model(400e6, overlap, 4);
+    StepSimulationOptions whole;
+    whole.represent_nodes = false;
+    whole.keep_trace = true;
+    const auto every_rank = simulate_dense_training(cluster, model, 4, whole);
+    const auto node_zero = simulate_dense_training(cluster, model, 4, {});
+    EXPECT_EQ(every_rank.trace->graph.size(), 3u * 16u * (overlap ? 10u : 4u));
+    EXPECT_EQ(node_zero.step_time, every_rank.step_time);
+    EXPECT_EQ(node_zero.breakdown.compute, every_rank.breakdown.compute);
+    EXPECT_EQ(node_zero.breakdown.exposed_communication, every_rank.breakdown.exposed_communication);
+    EXPECT_EQ(node_zero.breakdown.imbalance, every_rank.breakdown.imbalance);
+    EXPECT_EQ(node_zero.communication_busy, every_rank.communication_busy);
+    EXPECT_EQ(node_zero.slowest_rank, every_rank.slowest_rank);
+    EXPECT_LT(node_zero.events, every_rank.events);
+    // Without overlap the step is at least the 2 ms of compute and the ring's 2 x 15/16 of the
+    // 400 MB through a node's four 25 GB/s NICs (7.5 ms).
+    if (!overlap) {
+      EXPECT_GT(every_rank.step_time, 2 * kMillisecond + transfer_time(2 * 15 * 400e6 / 16, 100e9));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::models

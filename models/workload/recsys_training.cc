@@ -210,6 +210,26 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
   return st;
 }
 
+// Whether every node does what node 0 does: each rank's lookups, updates and replica bytes those
+// of its counterpart on node 0, every exchange's bytes repeating node after node, and the 2D
+// replicas' groups within nodes (so that a node's counterpart in a replica ring is a place on).
+bool repeats_node_after_node(const ShardCosts& costs, const RecsysStep& st, int g) {
+  if (st.groups > 1 && g % st.group != 0) return false;
+  const auto& ranks = costs.ranks;
+  for (std::size_t r = g; r < ranks.size(); ++r) {
+    const RankLoad& a = ranks[r];
+    const RankLoad& b = ranks[r % g];
+    if (a.lookup_seconds != b.lookup_seconds || a.update_seconds != b.update_seconds ||
+        a.replicated_lookup_seconds != b.replicated_lookup_seconds ||
+        a.replicated_update_seconds != b.replicated_update_seconds ||
+        a.replica_sync_bytes != b.replica_sync_bytes) {
+      return false;
+    }
+  }
+  return costs.id_bytes.repeats_every(g) && costs.embedding_bytes.repeats_every(g) &&
+         (!st.partials || costs.partial_bytes.repeats_every(g));
+}
+
 // The collectives of one step.
 struct StepCollectives {
   Collective* ids = nullptr;         // id all-to-all
@@ -462,6 +482,7 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
   const ShardCosts costs = compute_shard_costs(plan, context);
   StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
   const RecsysStep st = recsys_step(runner, model, eval, plan, costs, context.batch_per_gpu);
+  if (repeats_node_after_node(costs, st, cluster.gpus_per_node)) runner.represent_nodes();
   std::vector<std::optional<TaskId>> previous_start(runner.ranks());
   for (int s = 0; s < runner.steps(); ++s) {
     runner.begin_step(s);
@@ -471,14 +492,18 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
             ? nullptr
             : runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
     Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
-    for (int r = 0; r < runner.ranks(); ++r) {
+    for (int r = 0; r < runner.simulated_ranks(); ++r) {
       const ForwardTasks f = add_rank_forward(runner, st, ids, partials, embeddings, costs.ranks[r],
                                               s, r, previous_start[r], "eval ");
       previous_start[r] = f.start;
       runner.depend(f.top, runner.end_step("eval step end #" + std::to_string(s), r));
     }
   }
-  return runner.run();
+  StepSimulationResult result = runner.run();
+  if (!runner.symmetry_broken()) return result;
+  StepSimulationOptions whole = options;
+  whole.represent_nodes = false;
+  return simulate_recsys_evaluation(given_cluster, model, job, nodes, batch_per_gpu, plan, whole);
 }
 
 RecsysStepDetails plan_recsys_training(const ClusterSpec& given_cluster,
@@ -497,6 +522,9 @@ void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const
                          const RecsysStepDetails& details) {
   const ShardCosts& costs = details.costs;
   const RecsysStep st = recsys_step(runner, model, job, details.plan, costs, details.batch_per_gpu);
+  if (repeats_node_after_node(costs, st, runner.topology().gpus_per_node)) {
+    runner.represent_nodes();
+  }
   std::vector<std::optional<TaskId>> previous_start(runner.ranks());
   std::vector<std::optional<Prefetched>> prefetched(runner.ranks());
   Collective* ids = nullptr;  // this step's id all-to-all, when the previous step issued it
@@ -506,7 +534,7 @@ void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const
     Collective* next_ids = job.prefetch_ids && s + 1 < runner.steps()
                                ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm)
                                : nullptr;
-    for (int r = 0; r < runner.ranks(); ++r) {
+    for (int r = 0; r < runner.simulated_ranks(); ++r) {
       auto [start, next] = add_rank_step(runner, st, c, costs.ranks[r], s, r, previous_start[r],
                                          prefetched[r], next_ids);
       previous_start[r] = start;
@@ -534,7 +562,13 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
   const ClusterSpec cluster = launched_on(given_cluster, job);
   StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
   add_recsys_training(runner, model, job, planned);
-  return runner.run();
+  StepSimulationResult result = runner.run();
+  if (!runner.symmetry_broken()) return result;
+  StepSimulationOptions whole = options;
+  whole.represent_nodes = false;
+  StepRunner every_rank(cluster, nodes, whole, /*input_copies=*/true);
+  add_recsys_training(every_rank, model, job, planned);
+  return every_rank.run();
 }
 
 }  // namespace trainsim::models

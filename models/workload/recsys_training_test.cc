@@ -457,3 +457,51 @@ TEST(RecsysTrainingTest, TablesThatDoNotFitInHbmRunFromHostMemory) {
 
 }  // namespace
 }  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+// Every measured figure of two runs, to the picosecond.
+void expect_same_steps(const StepSimulationResult& a, const StepSimulationResult& b) {
+  EXPECT_EQ(a.step_time, b.step_time);
+  EXPECT_EQ(a.breakdown.compute, b.breakdown.compute);
+  EXPECT_EQ(a.breakdown.exposed_communication, b.breakdown.exposed_communication);
+  EXPECT_EQ(a.breakdown.stall_by_collective, b.breakdown.stall_by_collective);
+  EXPECT_EQ(a.breakdown.imbalance, b.breakdown.imbalance);
+  EXPECT_EQ(a.breakdown.input_stall, b.breakdown.input_stall);
+  EXPECT_EQ(a.slowest_rank, b.slowest_rank);
+  EXPECT_EQ(a.slowest_rank_compute, b.slowest_rank_compute);
+  EXPECT_EQ(a.communication_busy, b.communication_busy);
+}
+
+TEST(RecsysTrainingTest, NodesThatRepeatRunAsNodeZerosRanksWithEveryRanksResults) {
+  // DLRM-DCNv2's tables column-wise within each node of 8 H100s (2D: a replica per node, synced
+  // across the nodes), on 4 nodes: every node does what node 0 does, so node 0's 8 ranks stand
+  // for all 32, every flow still runs, and each figure of the step is the whole run's.
+  JobSpec j = job(1024, "column_wise");
+  j.group = ShardingGroup::node();
+  StepSimulationOptions whole;
+  whole.represent_nodes = false;
+  const StepSimulationResult every_rank =
+      simulate_recsys_training(dgx_h100(), dlrm_dcnv2(), j, 4, whole);
+  const StepSimulationResult node_zero =
+      simulate_recsys_training(dgx_h100(), dlrm_dcnv2(), j, 4, StepSimulationOptions{});
+  expect_same_steps(node_zero, every_rank);
+  EXPECT_GT(every_rank.breakdown.stall_by_collective[static_cast<int>(
+                StepCollective::kEmbeddingSync)] +
+                every_rank.communication_busy,
+            0);
+  // A quarter of the ranks' tasks: fewer events, not a quarter (the flows are all there).
+  EXPECT_LT(node_zero.events, every_rank.events);
+  // Tables placed whole on single GPUs (table-wise) differ from node to node: every rank runs.
+  const JobSpec table_wise = job(1024, "table_wise");
+  const StepSimulationResult tw_whole =
+      simulate_recsys_training(dgx_h100(), dlrm_dcnv2(), table_wise, 4, whole);
+  const StepSimulationResult tw =
+      simulate_recsys_training(dgx_h100(), dlrm_dcnv2(), table_wise, 4, StepSimulationOptions{});
+  expect_same_steps(tw, tw_whole);
+  EXPECT_EQ(tw.events, tw_whole.events);
+}
+
+}  // namespace
+}  // namespace trainsim::models

@@ -197,10 +197,9 @@ Collective* StepRunner::all_reduce(double bytes, const PickedAlgorithm& picked) 
     // Lowered once per size, algorithm and protocol (each step all-reduces the same buckets).
     auto& shape = all_reduce_shapes_[{bytes, picked.algorithm, picked.protocol}];
     if (!shape) shape = prepare_flow_collective(network_, cluster_, topology_, request, cache_);
-    collectives_.push_back(make_flow_collective(sim_, network_, shape));
+    keep(make_flow_collective(sim_, network_, shape), ranks());
   } else {
-    collectives_.push_back(
-        std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time));
+    keep(std::make_unique<AnalyticCollective>(sim_, ranks(), picked.analytic_time), ranks());
   }
   if (options_.keep_trace) {
     CollectiveInfo info;
@@ -248,8 +247,8 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
   };
   if (flow) {
     const AllToAllPlans::Kept kept = kept_plan();
-    collectives_.push_back(
-        make_alltoallv(sim_, network_, cluster_, topology_, kept.plan, per_node, kept.routes));
+    keep(make_alltoallv(sim_, network_, cluster_, topology_, kept.plan, per_node, kept.routes),
+         ranks());
   } else {
     auto [at, made] = all_to_all_times_.try_emplace(key, 0);
     if (made && all_to_all_plans_) {
@@ -261,7 +260,7 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
           alltoallv_time(network_.router(), cluster_, topology_, bytes, algorithm, per_node);
       ++all_to_all_plans_made_;
     }
-    collectives_.push_back(std::make_unique<AnalyticCollective>(sim_, ranks(), at->second));
+    keep(std::make_unique<AnalyticCollective>(sim_, ranks(), at->second), ranks());
   }
   describe_all_to_all(collectives_.back().get(), bytes,
                       std::string(per_node ? "inside each node" : "all-to-all") + ", " +
@@ -270,12 +269,13 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
 }
 
 Collective* StepRunner::group_all_reduce(const std::vector<VertexId>& ring, double bytes) {
+  const int participants = static_cast<int>(ring.size());
   if (options_.network == NetworkModel::kFlow) {
-    collectives_.push_back(make_group_all_reduce(sim_, network_, cluster_, ring, bytes));
+    keep(make_group_all_reduce(sim_, network_, cluster_, ring, bytes), participants);
   } else {
-    collectives_.push_back(std::make_unique<AnalyticCollective>(
-        sim_, static_cast<int>(ring.size()),
-        group_all_reduce_time(network_.router(), cluster_, ring, bytes)));
+    keep(std::make_unique<AnalyticCollective>(
+             sim_, participants, group_all_reduce_time(network_.router(), cluster_, ring, bytes)),
+         participants);
   }
   if (options_.keep_trace) {
     CollectiveInfo info;
@@ -286,6 +286,56 @@ Collective* StepRunner::group_all_reduce(const std::vector<VertexId>& ring, doub
     describe(collectives_.back().get(), std::move(info));
   }
   return collectives_.back().get();
+}
+
+Collective* StepRunner::keep(std::unique_ptr<Collective> collective, int participants) {
+  participants_[collective.get()] = participants;
+  collectives_.push_back(std::move(collective));
+  return collectives_.back().get();
+}
+
+bool StepRunner::represent_nodes() {
+  TRAINSIM_ASSERT(step_ < 0, "nodes are represented from the first step on");
+  if (!options_.represent_nodes || !own_fabric_ || options_.keep_trace || topology_.nodes < 2 ||
+      !cluster_.background_traffic.empty()) {
+    return false;
+  }
+  for (const double s : slowdown_) {
+    if (s != 1.0) return false;
+  }
+  represent_nodes_ = true;
+  return true;
+}
+
+void StepRunner::join_for_every_node(Collective* collective, int participant,
+                                     std::function<void()> done) {
+  const int participants = participants_.at(collective);
+  const int nodes = topology_.nodes;
+  if (participants % nodes != 0) {  // not one counterpart per node: not this job's symmetry
+    break_symmetry();
+    return;
+  }
+  const int per_node = participants / nodes;
+  // Every counterpart's part must end when the representative's does.
+  auto first = std::make_shared<Time>(-1);
+  auto check = [this, first] {
+    if (*first < 0) {
+      *first = sim_.now();
+    } else if (*first != sim_.now()) {
+      break_symmetry();
+    }
+  };
+  collective->join(participant, [check, done = std::move(done)] {
+    check();
+    done();
+  });
+  for (int k = 1; k < nodes; ++k) collective->join(participant + k * per_node, check);
+}
+
+void StepRunner::break_symmetry() {
+  if (symmetry_broken_) return;
+  symmetry_broken_ = true;
+  sim_.stop();
 }
 
 void StepRunner::begin_step(int step) {
@@ -324,11 +374,16 @@ TaskId StepRunner::join(const std::string& name, int rank, Collective* collectiv
   const int s = for_step < 0 ? step_ : for_step;
   TRAINSIM_ASSERT(s >= step_ && s < steps(), "a join belongs to this step or a later one");
   if (prefetch && prefetch_stream_ == kNoStream) prefetch_stream_ = graph.stream("prefetch");
-  const TaskId id =
-      graph.add_task(name, rank, prefetch ? prefetch_stream_ : comm_stream_, comm_category_,
-                     CustomAction{[collective, participant](std::function<void()> done) {
-                       collective->join(participant, std::move(done));
-                     }});
+  CustomAction action{[collective, participant](std::function<void()> done) {
+    collective->join(participant, std::move(done));
+  }};
+  if (represent_nodes_) {
+    action.start = [this, collective, participant](std::function<void()> done) {
+      join_for_every_node(collective, participant, std::move(done));
+    };
+  }
+  const TaskId id = graph.add_task(name, rank, prefetch ? prefetch_stream_ : comm_stream_,
+                                   comm_category_, std::move(action));
   std::optional<TaskId>& last = prefetch ? last_prefetch_[rank] : last_comm_[rank];
   if (last) graph.add_dependency(*last, id);
   last = id;
@@ -464,6 +519,7 @@ StepSimulationResult StepRunner::run() {
   start();
   if (background) executor_->set_on_finished([this] { sim_.stop(); });
   sim_.run();
+  if (symmetry_broken_) return {};
   TRAINSIM_ASSERT(executor_->finished(), "training steps did not finish (deadlock)");
   return measure();
 }
@@ -522,7 +578,8 @@ StepSimulationResult StepRunner::measure() {
   const Time first = measured_from();
   result.step_time = (end_of.back() - first) / measured;
 
-  const int n = ranks();
+  // (With represent_nodes(), node 0's ranks: every node's means and slowest are the same.)
+  const int n = simulated_ranks();
   std::vector<Time> busy(n, 0), waited(n, 0), input(n, 0), transfer(n, 0);
   std::vector<std::vector<std::pair<Time, Time>>> computing(n);  // per rank, in time order
   std::array<Time, kStepCollectives> exposed_by_kind{};

@@ -116,6 +116,19 @@ class StepRunner {
   const ClusterSpec& cluster() const { return cluster_; }
   const ClusterTopology& topology() const { return topology_; }
   int ranks() const { return topology_.gpu_count(); }
+
+  // Node 0's ranks stand for every node's (one representative per class of ranks that do the
+  // same, node after node): the workload adds the tasks of simulated_ranks() only, and when one
+  // of them joins a collective, its counterpart on every other node (the participant as many
+  // places on per node) joins with it. For a job whose plan, bytes and compute repeat node after
+  // node; call before the first step. The runner refuses (false) on a shared fabric, with a
+  // trace, stragglers or background traffic, or on one node. Every flow still runs, so a
+  // counterpart finishing its part of a collective later or sooner than its representative (a
+  // fabric that differs seen from different nodes, such as ECMP's hash over the spines) shows
+  // it: run() then stops at once with symmetry_broken(), and the caller simulates every rank.
+  bool represent_nodes();
+  int simulated_ranks() const { return represent_nodes_ ? topology_.gpus_per_node : ranks(); }
+  bool symmetry_broken() const { return symmetry_broken_; }
   // Steps to build: the measured ones (options.steps, warm-up included) and the trailing ones.
   int steps() const { return options_.steps + options_.trailing_steps; }
 
@@ -190,6 +203,12 @@ class StepRunner {
   void describe(const Collective* c, CollectiveInfo info);
   void describe_all_to_all(const Collective* c, ByteMatrixView bytes, const std::string& what);
   void init(int first_rank, bool input_copies);
+  // Keeps a collective of `participants` made for this runner.
+  Collective* keep(std::unique_ptr<Collective> collective, int participants);
+  // represent_nodes(): `participant` and its counterpart on every other node join `collective`;
+  // `done` when the participant's part is done.
+  void join_for_every_node(Collective* collective, int participant, std::function<void()> done);
+  void break_symmetry();
   void record_utilisation();
   void trace_waits_and_flows();
 
@@ -206,6 +225,9 @@ class StepRunner {
   AnalyticCache own_cache_;         // on a node range of a shared fabric
   AnalyticCache* cache_ = nullptr;  // the fabric's when alone on it, else own_cache_
   std::vector<std::unique_ptr<Collective>> collectives_;
+  std::map<const Collective*, int> participants_;  // of each collective
+  bool represent_nodes_ = false;
+  bool symmetry_broken_ = false;
   // Flow mode: each all-reduce lowered once, by bytes, algorithm and protocol.
   std::map<std::tuple<double, Algorithm, Protocol>, std::shared_ptr<const FlowCollectiveShape>>
       all_reduce_shapes_;

@@ -178,3 +178,57 @@ TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
 
 }  // namespace
 }  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+TEST(StepRunnerTest, ACounterpartFinishingApartFromItsRepresentativeBreaksTheSymmetry) {
+  // Two nodes of 4 GPUs on one switch. Every rank sends 1 MB to every other, except that node
+  // 1's GPU 0 sends 8 MB: node 1 does not do what node 0 does. Told otherwise, the runner joins
+  // node 1's ranks with node 0's, sees rank 4 finish after rank 0 and stops: the job must then run
+  // every rank (and does so without the claim).
+  ClusterSpec cluster = testing::small_node(4);
+  cluster.nodes = 2;
+  cluster.nic.count = 1;
+  cluster.nic.link = LinkClassSpec{25e9, kMicrosecond, 1.0};
+  cluster.nic.gpu_link = LinkClassSpec{1e15, 0, 1.0};
+  cluster.nic.gpus = {{0, 1, 2, 3}};
+  cluster.network.topology = NetworkTopology::kSingleSwitch;
+  std::vector<std::vector<double>> rows(8, std::vector<double>(8, 1e6));
+  rows[4].assign(8, 8e6);
+  const ByteMatrix bytes = ByteMatrix::from_rows(rows);
+  StepSimulationOptions options;
+  options.steps = 1;
+  options.warmup_steps = 0;
+  StepRunner claimed(cluster, 2, options, /*input_copies=*/false);
+  ASSERT_TRUE(claimed.represent_nodes());
+  EXPECT_EQ(claimed.simulated_ranks(), 4);
+  auto build = [&bytes](StepRunner& runner) {
+    runner.begin_step(0);
+    Collective* exchange = runner.all_to_all(bytes, Algorithm::kDirect);
+    for (int r = 0; r < runner.simulated_ranks(); ++r) {
+      const TaskId work = runner.compute("work", r, kMillisecond);
+      const TaskId joined = runner.join("exchange", r, exchange, r);
+      runner.depend(work, joined);
+      runner.depend(joined, runner.end_step("end", r));
+    }
+  };
+  build(claimed);
+  claimed.run();
+  EXPECT_TRUE(claimed.symmetry_broken());
+  options.represent_nodes = false;
+  StepRunner every_rank(cluster, 2, options, /*input_copies=*/false);
+  EXPECT_FALSE(every_rank.represent_nodes());
+  EXPECT_EQ(every_rank.simulated_ranks(), 8);
+  build(every_rank);
+  const StepSimulationResult r = every_rank.run();
+  EXPECT_FALSE(every_rank.symmetry_broken());
+  // Node 1's NIC (shared by its 4 GPUs) carries rank 4's four 8 MB messages to node 0 and the
+  // other three ranks' twelve 1 MB ones, 44 MB at 25 GB/s (1.76 ms) after the 1 ms of work; node
+  // 0's carries 16 MB the other way.
+  EXPECT_GE(r.step_time, kMillisecond + transfer_time(44e6, 25e9));
+  EXPECT_LT(r.step_time, kMillisecond + transfer_time(44e6, 25e9) + 100 * kMicrosecond);
+}
+
+}  // namespace
+}  // namespace trainsim::models
