@@ -45,6 +45,13 @@ run "foundation-baseline, cloud-a100-4x100g, 1,2,4,8 nodes" \
   predict --job configs/jobs/foundation-baseline.yaml --nodes 1,2,4,8
 run "foundation-optimized, cloud-a100-4x100g, 1,2,4,8 nodes" \
   predict --job configs/jobs/foundation-optimized.yaml --nodes 1,2,4,8
+# A replica per node: node 0's ranks stand for every node's (README, `predict`), on a copy of the
+# cluster with 2,048 nodes.
+big_cluster=$(mktemp --suffix=.yaml)
+trap 'rm -f "$step_only" "$big_cluster"' EXIT
+sed 's/^nodes:.*/nodes: 2048/' configs/clusters/cloud-a100-4x100g.yaml >"$big_cluster"
+run "foundation-optimized, 2,048 nodes (node 0's ranks for all)" \
+  predict --job configs/jobs/foundation-optimized.yaml --cluster "$big_cluster" --nodes 2048
 threads=
 run "shard, dlrm-dcnv2, 16 nodes (analytic ranking)" \
   shard --job configs/jobs/dlrm-dcnv2.yaml --nodes 16
