@@ -176,11 +176,6 @@ TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
   EXPECT_GT(alone.step_time, 2 * kMillisecond);  // compute, then the exposed all-reduce
 }
 
-}  // namespace
-}  // namespace trainsim::models
-
-namespace trainsim::models {
-namespace {
 
 TEST(StepRunnerTest, ACounterpartFinishingApartFromItsRepresentativeBreaksTheSymmetry) {
   // Two nodes of 4 GPUs on one switch. Every rank sends 1 MB to every other, except that node
