@@ -57,7 +57,7 @@ void add_dense_training(StepRunner& runner, const DenseModelSpec& model) {
     for (int b = 0; b < buckets; ++b) {
       bucket_collectives.push_back(runner.all_reduce(bucket_bytes, picked));
     }
-    for (int r = 0; r < runner.simulated_ranks(); ++r) {
+    for (const int r : runner.simulated()) {
       const TaskId fwd = runner.compute("forward" + suffix, r, forward);
       if (s > 0) runner.depend(runner.step_end(s - 1, r), fwd);
       TaskId previous = fwd;

@@ -1,7 +1,9 @@
 #include "models/workload/recsys_training.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "engine/check.h"
@@ -228,6 +230,96 @@ bool repeats_node_after_node(const ShardCosts& costs, const RecsysStep& st, int 
   }
   return costs.id_bytes.repeats_every(g) && costs.embedding_bytes.repeats_every(g) &&
          (!st.partials || costs.partial_bytes.repeats_every(g));
+}
+
+// Whether exchanging nodes a and b (each rank of one with the rank at the same place on the
+// other) leaves the exchange `m` (with `mt` its transpose) as it is: each of their ranks sends
+// and receives what its counterpart does, with the two nodes' places swapped.
+bool swap_leaves(const ByteMatrix& m, const ByteMatrix& mt, int g, int a, int b) {
+  const int ranks = m.size();
+  const int lo = std::min(a, b) * g, hi = std::max(a, b) * g;
+  // Whether `p` and `q` hold the same pairs, the receivers of p moved by `shift`.
+  auto same = [](std::span<const ByteMatrix::Entry> p, std::span<const ByteMatrix::Entry> q,
+                 int shift) {
+    return std::equal(p.begin(), p.end(), q.begin(), q.end(),
+                      [shift](const ByteMatrix::Entry& x, const ByteMatrix::Entry& y) {
+                        return x.to + shift == y.to && x.bytes == y.bytes;
+                      });
+  };
+  for (const ByteMatrix* x : {&m, &mt}) {
+    for (int i = 0; i < g; ++i) {
+      const int ra = a * g + i, rb = b * g + i;
+      // Receivers on neither node alike; those on one node as those on the other.
+      if (!same(x->row(ra, 0, lo), x->row(rb, 0, lo), 0) ||
+          !same(x->row(ra, lo + g, hi), x->row(rb, lo + g, hi), 0) ||
+          !same(x->row(ra, hi + g, ranks), x->row(rb, hi + g, ranks), 0) ||
+          !same(x->row(ra, lo, lo + g), x->row(rb, hi, hi + g), hi - lo) ||
+          !same(x->row(ra, hi, hi + g), x->row(rb, lo, lo + g), lo - hi)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Classes of nodes that do the same (a skewed plan's nodes without a shard, beside those with
+// one): per node, the first node of its class, whose ranks stand for its own (empty when the
+// classes are many, or with 2D replicas). Two nodes are of a class when their ranks,
+// place by place, look up and update as much, and swapping the two nodes leaves every exchange
+// as it is; such swaps compose, so every node of a class can stand for any other.
+std::vector<int> node_representatives(const ShardCosts& costs, const RecsysStep& st, int g) {
+  const int nodes = static_cast<int>(costs.ranks.size()) / g;
+  if (st.groups > 1 || nodes < 2) return {};
+  std::vector<std::pair<const ByteMatrix*, ByteMatrix>> exchanges;
+  exchanges.emplace_back(&costs.id_bytes, costs.id_bytes.transposed());
+  exchanges.emplace_back(&costs.embedding_bytes, costs.embedding_bytes.transposed());
+  if (st.partials) exchanges.emplace_back(&costs.partial_bytes, costs.partial_bytes.transposed());
+  // A node is compared with the first few classes of its loads (nodes of one load that no swap
+  // relates are rare: each extra class costs a comparison per node).
+  constexpr std::size_t kTried = 4;
+  std::map<std::vector<double>, std::vector<int>> classes_by_load;
+  std::vector<int> representative(static_cast<std::size_t>(nodes));
+  int classes = 0;
+  for (int n = 0; n < nodes; ++n) {
+    std::vector<double> load;
+    for (int i = 0; i < g; ++i) {
+      const RankLoad& l = costs.ranks[static_cast<std::size_t>(n * g + i)];
+      load.insert(load.end(), {l.lookup_seconds, l.update_seconds, l.replicated_lookup_seconds,
+                               l.replicated_update_seconds, l.replica_sync_bytes});
+    }
+    std::vector<int>& candidates = classes_by_load[load];
+    representative[n] = n;
+    for (std::size_t k = 0; k < std::min(candidates.size(), kTried); ++k) {
+      const int c = candidates[k];
+      const bool same = std::all_of(exchanges.begin(), exchanges.end(), [&](const auto& e) {
+        return swap_leaves(*e.first, e.second, g, c, n);
+      });
+      if (same) {
+        representative[n] = c;
+        break;
+      }
+    }
+    if (representative[n] == n) {
+      candidates.push_back(n);
+      ++classes;
+    }
+  }
+  // Worth it when the classes are few: checking the fabric costs a route per node and class.
+  constexpr int kMostClasses = 64;
+  if (classes > std::min(kMostClasses, nodes / 2)) return {};
+  return representative;
+}
+
+// Has the runner simulate one node per class of nodes that do the same (node 0's ranks for
+// every node's when the job repeats node after node), where it can.
+void represent_node_classes(StepRunner& runner, const ShardCosts& costs, const RecsysStep& st) {
+  const int g = runner.topology().gpus_per_node;
+  if (repeats_node_after_node(costs, st, g)) {
+    runner.represent_nodes();
+    return;
+  }
+  std::vector<int> representative = node_representatives(costs, st, g);
+  if (!representative.empty()) runner.represent_nodes(std::move(representative));
 }
 
 // The collectives of one step.
@@ -480,27 +572,29 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
   eval.batch_per_gpu = batch_per_gpu;
   const ShardingContext context = recsys_context(cluster, model, eval, nodes);
   const ShardCosts costs = compute_shard_costs(plan, context);
-  StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
-  const RecsysStep st = recsys_step(runner, model, eval, plan, costs, context.batch_per_gpu);
-  if (repeats_node_after_node(costs, st, cluster.gpus_per_node)) runner.represent_nodes();
-  std::vector<std::optional<TaskId>> previous_start(runner.ranks());
-  for (int s = 0; s < runner.steps(); ++s) {
-    runner.begin_step(s);
-    Collective* ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
-    Collective* partials =
-        !st.partials
-            ? nullptr
-            : runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
-    Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
-    for (int r = 0; r < runner.simulated_ranks(); ++r) {
-      const ForwardTasks f = add_rank_forward(runner, st, ids, partials, embeddings, costs.ranks[r],
-                                              s, r, previous_start[r], "eval ");
-      previous_start[r] = f.start;
-      runner.depend(f.top, runner.end_step("eval step end #" + std::to_string(s), r));
+  {
+    StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
+    const RecsysStep st = recsys_step(runner, model, eval, plan, costs, context.batch_per_gpu);
+    represent_node_classes(runner, costs, st);
+    std::vector<std::optional<TaskId>> previous_start(runner.ranks());
+    for (int s = 0; s < runner.steps(); ++s) {
+      runner.begin_step(s);
+      Collective* ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
+      Collective* partials =
+          !st.partials
+              ? nullptr
+              : runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
+      Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
+      for (const int r : runner.simulated()) {
+        const ForwardTasks f = add_rank_forward(runner, st, ids, partials, embeddings,
+                                                costs.ranks[r], s, r, previous_start[r], "eval ");
+        previous_start[r] = f.start;
+        runner.depend(f.top, runner.end_step("eval step end #" + std::to_string(s), r));
+      }
     }
-  }
-  StepSimulationResult result = runner.run();
-  if (!runner.symmetry_broken()) return result;
+    StepSimulationResult result = runner.run();
+    if (!runner.symmetry_broken()) return result;
+  }  // (its memory freed before every rank's run)
   StepSimulationOptions whole = options;
   whole.represent_nodes = false;
   return simulate_recsys_evaluation(given_cluster, model, job, nodes, batch_per_gpu, plan, whole);
@@ -522,9 +616,7 @@ void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const
                          const RecsysStepDetails& details) {
   const ShardCosts& costs = details.costs;
   const RecsysStep st = recsys_step(runner, model, job, details.plan, costs, details.batch_per_gpu);
-  if (repeats_node_after_node(costs, st, runner.topology().gpus_per_node)) {
-    runner.represent_nodes();
-  }
+  represent_node_classes(runner, costs, st);
   std::vector<std::optional<TaskId>> previous_start(runner.ranks());
   std::vector<std::optional<Prefetched>> prefetched(runner.ranks());
   Collective* ids = nullptr;  // this step's id all-to-all, when the previous step issued it
@@ -534,7 +626,7 @@ void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const
     Collective* next_ids = job.prefetch_ids && s + 1 < runner.steps()
                                ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm)
                                : nullptr;
-    for (int r = 0; r < runner.simulated_ranks(); ++r) {
+    for (const int r : runner.simulated()) {
       auto [start, next] = add_rank_step(runner, st, c, costs.ranks[r], s, r, previous_start[r],
                                          prefetched[r], next_ids);
       previous_start[r] = start;
@@ -560,10 +652,12 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
                                               int nodes, const StepSimulationOptions& options,
                                               const RecsysStepDetails& planned) {
   const ClusterSpec cluster = launched_on(given_cluster, job);
-  StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
-  add_recsys_training(runner, model, job, planned);
-  StepSimulationResult result = runner.run();
-  if (!runner.symmetry_broken()) return result;
+  {
+    StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
+    add_recsys_training(runner, model, job, planned);
+    StepSimulationResult result = runner.run();
+    if (!runner.symmetry_broken()) return result;
+  }  // (its memory freed before every rank's run)
   StepSimulationOptions whole = options;
   whole.represent_nodes = false;
   StepRunner every_rank(cluster, nodes, whole, /*input_copies=*/true);

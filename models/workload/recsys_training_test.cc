@@ -481,5 +481,23 @@ TEST(RecsysTrainingTest, NodesThatRepeatRunAsNodeZerosRanksWithEveryRanksResults
   EXPECT_EQ(tw.events, tw_whole.events);
 }
 
+TEST(RecsysTrainingTest, NodesWithoutAShardRunAsOneNodesRanksWithEveryRanksResults) {
+  // DLRM-DCNv2's first four tables placed whole (table-wise) on 8 DGX H100 nodes: the nodes that
+  // hold no table do the same (dense work, ids out, pooled vectors in), so the first of them
+  // stands for those that also see the fabric as it does (StepRunnerTest), the nodes holding
+  // tables for themselves; every figure of the step is the whole run's.
+  RecsysModelSpec m = dlrm_dcnv2();
+  m.tables.resize(4);
+  const JobSpec j = job(1024, "table_wise");
+  StepSimulationOptions whole;
+  whole.represent_nodes = false;
+  const StepSimulationResult every_rank = simulate_recsys_training(dgx_h100(), m, j, 8, whole);
+  const StepSimulationResult classes =
+      simulate_recsys_training(dgx_h100(), m, j, 8, StepSimulationOptions{});
+  testing::expect_same_steps(classes, every_rank);
+  EXPECT_LT(classes.events, every_rank.events);
+  EXPECT_GT(classes.breakdown.imbalance, 0);  // the tables' owners are the slow ranks
+}
+
 }  // namespace
 }  // namespace trainsim::models

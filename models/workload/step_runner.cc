@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <utility>
 #include <variant>
 
@@ -78,6 +80,8 @@ void StepRunner::init(int first_rank, bool input_copies) {
   last_prefetch_.resize(topology_.gpu_count());
   for (int r = 0; r < topology_.gpu_count(); ++r) {
     slowdown_.push_back(fabric_.slowdown(first_rank + r));
+    simulated_.push_back(r);
+    index_.push_back(r);
   }
   trace_->gpus_per_node = cluster_.gpus_per_node;
   TaskGraph& graph = trace_->graph;
@@ -295,14 +299,85 @@ Collective* StepRunner::keep(std::unique_ptr<Collective> collective, int partici
 }
 
 bool StepRunner::represent_nodes() {
+  return represent_nodes(std::vector<int>(static_cast<std::size_t>(topology_.nodes), 0));
+}
+
+bool StepRunner::represent_nodes(std::vector<int> representative) {
   TRAINSIM_ASSERT(step_ < 0, "nodes are represented from the first step on");
-  if (!options_.represent_nodes || !own_fabric_ || options_.keep_trace || topology_.nodes < 2 ||
+  const int nodes = topology_.nodes;
+  TRAINSIM_ASSERT(static_cast<int>(representative.size()) == nodes, "a representative per node");
+  if (!options_.represent_nodes || !own_fabric_ || options_.keep_trace || nodes < 2 ||
       !cluster_.background_traffic.empty()) {
     return false;
   }
   for (const double s : slowdown_) {
     if (s != 1.0) return false;
   }
+  const int g = topology_.gpus_per_node;
+  std::vector<int> representatives;
+  for (int n = 0; n < nodes; ++n) {
+    const int rep = representative[n];
+    TRAINSIM_ASSERT(rep >= 0 && rep <= n && representative[rep] == rep,
+                    "a node's representative is the first node of its class");
+    if (rep == n) representatives.push_back(n);
+  }
+  // The fabric and its traffic must look alike from the nodes of a class: a node stays with its
+  // representative when its routes to and from every other class's representative (first GPU to
+  // first GPU) have the latency and hops of the representative's (not when one shares a leaf
+  // switch with the nodes that hold the shards and the other does not), and when the nodes
+  // before and after it (NCCL's rings run through the nodes in order) are of the classes of the
+  // representative's: a ring hop from a busy node leaves more of a NIC to the rest. The others
+  // like it make a class of their own.
+  if (representatives.size() > 1) {
+    Router& router = network_.router();
+    const std::vector<int> given = representative;
+    // What node n sees: each route's latency and hops, then its ring neighbours' classes.
+    using Looks = std::vector<std::int64_t>;
+    auto looks = [&](int n) {
+      Looks seen;
+      const VertexId at = topology_.gpu_vertices[static_cast<std::size_t>(n * g)];
+      for (const int o : representatives) {
+        if (o == given[n]) continue;
+        const VertexId other = topology_.gpu_vertices[static_cast<std::size_t>(o * g)];
+        for (const RouteId route : {router.route(at, other), router.route(other, at)}) {
+          seen.push_back(router.latency(route));
+          seen.push_back(static_cast<std::int64_t>(router.links(route).size()));
+        }
+      }
+      seen.push_back(given[(n + nodes - 1) % nodes]);
+      seen.push_back(given[(n + 1) % nodes]);
+      return seen;
+    };
+    std::map<int, Looks> looks_of;  // per representative
+    std::map<std::pair<int, Looks>, int> split;
+    for (int n = 0; n < nodes; ++n) {
+      const int rep = given[n];
+      if (rep == n) {
+        looks_of.emplace(n, looks(n));
+        continue;
+      }
+      Looks seen = looks(n);
+      if (seen == looks_of.at(rep)) continue;
+      representative[n] = split.emplace(std::pair{rep, std::move(seen)}, n).first->second;
+    }
+  }
+  std::vector<std::vector<int>> stands_for(static_cast<std::size_t>(nodes));
+  for (int n = 0; n < nodes; ++n) {
+    if (representative[n] != n) stands_for[representative[n]].push_back(n);
+  }
+  simulated_.clear();
+  index_.assign(static_cast<std::size_t>(ranks()), -1);
+  weight_.assign(static_cast<std::size_t>(ranks()), 0);
+  for (int n = 0; n < nodes; ++n) {
+    if (representative[n] != n) continue;
+    for (int i = 0; i < g; ++i) {
+      const int r = n * g + i;
+      index_[r] = static_cast<int>(simulated_.size());
+      simulated_.push_back(r);
+      weight_[r] = static_cast<Time>(1 + stands_for[n].size());
+    }
+  }
+  stands_for_ = std::move(stands_for);
   represent_nodes_ = true;
   return true;
 }
@@ -316,6 +391,7 @@ void StepRunner::join_for_every_node(Collective* collective, int participant,
     return;
   }
   const int per_node = participants / nodes;
+  const int node = participant / per_node;
   // Every counterpart's part must end when the representative's does.
   auto first = std::make_shared<Time>(-1);
   auto check = [this, first] {
@@ -329,7 +405,9 @@ void StepRunner::join_for_every_node(Collective* collective, int participant,
     check();
     done();
   });
-  for (int k = 1; k < nodes; ++k) collective->join(participant + k * per_node, check);
+  for (const int other : stands_for_[node]) {
+    collective->join(participant + (other - node) * per_node, check);
+  }
 }
 
 void StepRunner::break_symmetry() {
@@ -443,8 +521,8 @@ void StepRunner::trace_waits_and_flows() {
 }
 
 TaskId StepRunner::end_step(const std::string& name, int rank) {
-  TRAINSIM_ASSERT(static_cast<int>(steps_[step_].end.size()) == rank,
-                  "each step's ranks end in rank order");
+  TRAINSIM_ASSERT(static_cast<int>(steps_[step_].end.size()) == index_[rank],
+                  "each step's simulated ranks end in rank order");
   const TaskId id = sync(name, rank);
   steps_[step_].end.push_back(id);
   return id;
@@ -578,8 +656,10 @@ StepSimulationResult StepRunner::measure() {
   const Time first = measured_from();
   result.step_time = (end_of.back() - first) / measured;
 
-  // (With represent_nodes(), node 0's ranks: every node's means and slowest are the same.)
-  const int n = simulated_ranks();
+  // With represent_nodes(), the simulated ranks: each counts for the ranks it stands for, which
+  // do what it does at the same instants.
+  const int n = ranks();
+  auto weight = [this](int r) { return weight_.empty() ? Time{1} : weight_[r]; };
   std::vector<Time> busy(n, 0), waited(n, 0), input(n, 0), transfer(n, 0);
   std::vector<std::vector<std::pair<Time, Time>>> computing(n);  // per rank, in time order
   std::array<Time, kStepCollectives> exposed_by_kind{};
@@ -603,23 +683,23 @@ StepSimulationResult StepRunner::measure() {
         // what the step waits for.
         if (!steps_[s].background[c]) {
           exposed_by_kind[static_cast<int>(steps_[s].kinds[c])] +=
-              time_not_covered(computing[r], last, records[id].end);
+              weight(r) * time_not_covered(computing[r], last, records[id].end);
         }
       }
     }
     // Input stall: the batch's copy finishing after the previous step ended.
     for (const TaskId id : steps_[s].input) {
       const int r = graph.task(id).group;
-      const Time previous_end = s > 0 ? records[steps_[s - 1].end[r]].end : started_at_;
+      const Time previous_end = s > 0 ? records[step_end(s - 1, r)].end : started_at_;
       input[r] += std::max<Time>(0, records[id].end - previous_end);
     }
   }
   Time total_busy = 0, total_wait = 0, total_input = 0, total_transfer = 0;
-  for (int r = 0; r < n; ++r) {
-    total_busy += busy[r];
-    total_transfer += transfer[r];
-    total_wait += waited[r];
-    total_input += input[r];
+  for (const int r : simulated_) {
+    total_busy += weight(r) * busy[r];
+    total_transfer += weight(r) * transfer[r];
+    total_wait += weight(r) * waited[r];
+    total_input += weight(r) * input[r];
     if (busy[r] > busy[result.slowest_rank]) result.slowest_rank = r;
   }
   const Time per = static_cast<Time>(measured) * n;

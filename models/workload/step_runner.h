@@ -118,16 +118,27 @@ class StepRunner {
   int ranks() const { return topology_.gpu_count(); }
 
   // Node 0's ranks stand for every node's (one representative per class of ranks that do the
-  // same, node after node): the workload adds the tasks of simulated_ranks() only, and when one
-  // of them joins a collective, its counterpart on every other node (the participant as many
-  // places on per node) joins with it. For a job whose plan, bytes and compute repeat node after
-  // node; call before the first step. The runner refuses (false) on a shared fabric, with a
-  // trace, stragglers or background traffic, or on one node. Every flow still runs, so a
-  // counterpart finishing its part of a collective later or sooner than its representative (a
-  // fabric that differs seen from different nodes, such as ECMP's hash over the spines) shows
-  // it: run() then stops at once with symmetry_broken(), and the caller simulates every rank.
+  // same, node after node): the workload adds the tasks of the simulated ranks only (simulates()),
+  // and when one of them joins a collective, its counterpart on every other node (the
+  // participant as many places on per node) joins with it. For a job whose plan, bytes and
+  // compute repeat node after node; call before the first step. The runner refuses (false) on a
+  // shared fabric, with a trace, stragglers or background traffic, or on one node. Every flow
+  // still runs, so a counterpart finishing its part of a collective later or sooner than its
+  // representative (a fabric that differs seen from different nodes, such as ECMP's hash over
+  // the spines) shows it: run() then stops at once with symmetry_broken(), and the caller
+  // simulates every rank.
   bool represent_nodes();
-  int simulated_ranks() const { return represent_nodes_ ? topology_.gpus_per_node : ranks(); }
+  // The same for classes of nodes: `representative[n]` is the node whose ranks stand for node
+  // n's (the first node of its class: representative[n] <= n, and a representative stands for
+  // itself). For a job whose nodes of a class do the same and exchange the same bytes with the
+  // rest (the nodes of a skewed plan that hold no shard: they differ from the nodes that do).
+  // The runner splits off the nodes of a class that see the fabric otherwise than its first
+  // (routes to the other classes of another length, other classes before or after them in the
+  // rings' node order). The results weigh each simulated rank by the ranks it stands for.
+  bool represent_nodes(std::vector<int> representative);
+  bool simulates(int rank) const { return weight_.empty() || weight_[rank] > 0; }
+  int simulated_ranks() const { return static_cast<int>(simulated_.size()); }
+  const std::vector<int>& simulated() const { return simulated_; }  // ascending
   bool symmetry_broken() const { return symmetry_broken_; }
   // Steps to build: the measured ones (options.steps, warm-up included) and the trailing ones.
   int steps() const { return options_.steps + options_.trailing_steps; }
@@ -161,7 +172,7 @@ class StepRunner {
               bool prefetch = false);
   // The task that ends the rank's step (the next step's tasks may wait for it).
   TaskId end_step(const std::string& name, int rank);
-  TaskId step_end(int step, int rank) const { return steps_[step].end[rank]; }
+  TaskId step_end(int step, int rank) const { return steps_[step].end[index_[rank]]; }
   void depend(TaskId before, TaskId after) { trace_->graph.add_dependency(before, after); }
 
   // Runs every step and measures the ones after warm-up: step time, the breakdown (compute,
@@ -183,7 +194,7 @@ class StepRunner {
   struct StepTasks {
     std::vector<TaskId> compute;
     std::vector<TaskId> input;  // per rank, at most one
-    std::vector<TaskId> end;    // per rank
+    std::vector<TaskId> end;    // per simulated rank, in rank order
     // Per collective, its members (rank, task), in the order the collectives were added.
     std::vector<std::vector<std::pair<int, TaskId>>> collectives;
     std::vector<StepCollective> kinds;  // of each collective
@@ -205,8 +216,8 @@ class StepRunner {
   void init(int first_rank, bool input_copies);
   // Keeps a collective of `participants` made for this runner.
   Collective* keep(std::unique_ptr<Collective> collective, int participants);
-  // represent_nodes(): `participant` and its counterpart on every other node join `collective`;
-  // `done` when the participant's part is done.
+  // represent_nodes(): `participant` and its counterpart on every node it stands for join
+  // `collective`; `done` when the participant's part is done.
   void join_for_every_node(Collective* collective, int participant, std::function<void()> done);
   void break_symmetry();
   void record_utilisation();
@@ -227,6 +238,11 @@ class StepRunner {
   std::vector<std::unique_ptr<Collective>> collectives_;
   std::map<const Collective*, int> participants_;  // of each collective
   bool represent_nodes_ = false;
+  // With represent_nodes(): per node, the other nodes it stands for (empty for the others).
+  std::vector<std::vector<int>> stands_for_;
+  std::vector<int> simulated_;  // the simulated ranks, ascending (every rank without)
+  std::vector<int> index_;      // per rank, its place in simulated_ (-1: not simulated)
+  std::vector<Time> weight_;    // per rank, the ranks it stands for (empty: every rank simulated)
   bool symmetry_broken_ = false;
   // Flow mode: each all-reduce lowered once, by bytes, algorithm and protocol.
   std::map<std::tuple<double, Algorithm, Protocol>, std::shared_ptr<const FlowCollectiveShape>>
