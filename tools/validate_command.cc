@@ -93,7 +93,8 @@ std::string base_name(const std::string& path) {
 int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary,
                   std::ostream& out) {
   std::vector<models::SystemRuns> systems;
-  for (const models::ValidationCase& c : cases) systems.push_back({case_cluster(c), case_runs(c, c.fit, "fit")});
+  for (const models::ValidationCase& c : cases)
+    systems.push_back({case_cluster(c), case_runs(c, c.fit, "fit")});
   const models::JointCalibration joint = models::calibrate_jointly(systems);
   const std::vector<models::HeldOutLog> held = models::leave_one_log_out(systems);
   char line[512];
@@ -101,7 +102,8 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
   for (const auto& p : joint.parameters) {
     std::snprintf(line, sizeof line, "  %-44s %-24s %14s +- %s\n", p.key.c_str(),
                   p.system.empty() ? "(shared)" : p.system.c_str(),
-                  display_fitted(p.value, p.unit).c_str(), display_fitted(p.uncertainty, p.unit).c_str());
+                  display_fitted(p.value, p.unit).c_str(),
+                  display_fitted(p.uncertainty, p.unit).c_str());
     out << line;
   }
   for (const auto& w : joint.warnings) out << "  warning: logs disagree: " << w.message << "\n";
@@ -125,9 +127,11 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
         const bool ok = e.mean_abs_error <= c.leave_one_out_max_mean_error;
         pass &= ok;
         std::string target = "-";
+        bool missed = false;
         if (c.leave_one_out_target > 0) {
           ++scored;
           const bool met = e.mean_abs_error <= c.leave_one_out_target;
+          missed = !met;
           on_target += met;
           target = std::to_string(static_cast<int>(std::lround(100 * c.leave_one_out_target))) +
                    (met ? "%" : "%*");
@@ -138,16 +142,16 @@ int leave_one_out(const std::vector<models::ValidationCase>& cases, bool summary
                       f == fitted.end() ? 0.0 : 100 * f->mean_abs_error, 100 * e.mean_abs_error,
                       100 * c.leave_one_out_max_mean_error, target.c_str(), ok ? "PASS" : "FAIL");
         out << line;
-        if (!summary && !ok) {
+        if (!summary && (!ok || missed)) {
           out << "  fitted without it:";
           for (const auto& p : h.parameters) {
             const auto classes = models::hardware_classes(systems[s].cluster);
             const bool mine = p.system.empty() || p.system == systems[s].cluster.name ||
-                              std::any_of(classes.begin(), classes.end(), [&](const auto& k) {
-                                return p.system == "(" + k + ")";
-                              });
+                              std::any_of(classes.begin(), classes.end(),
+                                          [&](const auto& k) { return p.system == "(" + k + ")"; });
             if (!mine) continue;
-            out << " " << p.key.substr(p.key.rfind('.') + 1) << "=" << display_fitted(p.value, p.unit);
+            out << " " << p.key.substr(p.key.rfind('.') + 1) << "="
+                << display_fitted(p.value, p.unit);
           }
           out << "\n";
           write_fit_table(out, h.rows, c.min_bytes);
@@ -199,8 +203,8 @@ double measured_value(const models::TrainingCase& c, const models::CsvRow& row,
 // The scenario of one row: its GPU's cluster, the case's job and settings.
 models::Scenario training_scenario(const models::TrainingCase& c, const models::CsvRow& row) {
   const std::string gpu = row_field(c, row, "gpu");
-  const auto system = std::find_if(c.systems.begin(), c.systems.end(),
-                                   [&](const auto& s) { return s.gpu == gpu; });
+  const auto system =
+      std::find_if(c.systems.begin(), c.systems.end(), [&](const auto& s) { return s.gpu == gpu; });
   if (system == c.systems.end()) {
     throw models::ConfigError(c.file, 0, 1, "systems",
                               "no cluster for gpu '" + gpu + "' (" + c.measurements + " line " +
@@ -244,7 +248,8 @@ int row_nodes(const models::TrainingCase& c, const models::CsvRow& row,
 
 // Calibrates on the fit row, predicts every row; returns whether all are within the bound.
 bool run_training_case(const models::TrainingCase& c, std::ostream& out) {
-  const std::vector<models::CsvRow> rows = models::read_csv_table(resolve_config_path(c.measurements));
+  const std::vector<models::CsvRow> rows =
+      models::read_csv_table(resolve_config_path(c.measurements));
   const auto fit_row = std::find_if(rows.begin(), rows.end(), [&](const models::CsvRow& r) {
     const std::string* system = r.get("system");
     return system && *system == c.fit_system;
@@ -307,7 +312,10 @@ bool run_training_case(const models::TrainingCase& c, std::ostream& out) {
                     "%-8s %-28s %-18s %5d %-16s %12.0f %12.0f %7.1f%% %6.0f%%  %s\n",
                     round ? round->c_str() : "", row_field(c, row, "system").c_str(),
                     row_field(c, row, "gpu").c_str(), nodes, column.c_str(), measured, predicted,
-                    100 * error, 100 * col.max_error, fitted ? "fitted" : ok ? "PASS" : "FAIL");
+                    100 * error, 100 * col.max_error,
+                    fitted ? "fitted"
+                    : ok   ? "PASS"
+                           : "FAIL");
       out << line;
     }
   }
@@ -342,7 +350,9 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
            "of all the other logs (shared constants from every other system, the system's own\n"
            "constants from its other logs, or as configured when it has none), and holds each\n"
            "log and collective to the case's leave_one_out_max_mean_error (and shows its\n"
-           "leave_one_out_target, the accuracy goal, with * where it is missed).\n\n"
+           "leave_one_out_target, the accuracy goal, with * where it is missed); without\n"
+           "--summary it also prints, for each log that fails its bound or misses its target,\n"
+           "the constants fitted without it and its rows as predicted.\n\n"
            "A training case (validation/training) is a job and a table of published\n"
            "throughputs: calibrated on one row as `calibrate --job --measured` does, it predicts\n"
            "every row (the fitted / prior ratio of each GPU fraction carried to the row's\n"
@@ -381,7 +391,8 @@ int run_validate(const std::vector<std::string>& args, std::ostream& out, std::o
     const auto fit_runs = case_runs(c, c.fit, "fit");
     models::CalibrationOptions opts;
     opts.check_pulls = false;
-    const models::CalibrationResult calibration = models::calibrate_collectives(base, fit_runs, opts);
+    const models::CalibrationResult calibration =
+        models::calibrate_collectives(base, fit_runs, opts);
     const auto check_runs = c.check.empty() ? fit_runs : case_runs(c, c.check, "check");
     const auto rows =
         c.check.empty() ? calibration.rows : models::predict_runs(calibration.cluster, check_runs);
