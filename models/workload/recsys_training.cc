@@ -270,10 +270,18 @@ bool swap_leaves(const ByteMatrix& m, const ByteMatrix& mt, int g, int a, int b)
 std::vector<int> node_representatives(const ShardCosts& costs, const RecsysStep& st, int g) {
   const int nodes = static_cast<int>(costs.ranks.size()) / g;
   if (st.groups > 1 || nodes < 2) return {};
+  // Each exchange with its transpose, made when two nodes of one load are first compared.
   std::vector<std::pair<const ByteMatrix*, ByteMatrix>> exchanges;
-  exchanges.emplace_back(&costs.id_bytes, costs.id_bytes.transposed());
-  exchanges.emplace_back(&costs.embedding_bytes, costs.embedding_bytes.transposed());
-  if (st.partials) exchanges.emplace_back(&costs.partial_bytes, costs.partial_bytes.transposed());
+  auto exchanged = [&]() -> const auto& {
+    if (exchanges.empty()) {
+      exchanges.emplace_back(&costs.id_bytes, costs.id_bytes.transposed());
+      exchanges.emplace_back(&costs.embedding_bytes, costs.embedding_bytes.transposed());
+      if (st.partials) {
+        exchanges.emplace_back(&costs.partial_bytes, costs.partial_bytes.transposed());
+      }
+    }
+    return exchanges;
+  };
   // A node is compared with the first few classes of its loads (nodes of one load that no swap
   // relates are rare: each extra class costs a comparison per node).
   constexpr std::size_t kTried = 4;
@@ -291,7 +299,8 @@ std::vector<int> node_representatives(const ShardCosts& costs, const RecsysStep&
     representative[n] = n;
     for (std::size_t k = 0; k < std::min(candidates.size(), kTried); ++k) {
       const int c = candidates[k];
-      const bool same = std::all_of(exchanges.begin(), exchanges.end(), [&](const auto& e) {
+      const auto& all = exchanged();
+      const bool same = std::all_of(all.begin(), all.end(), [&](const auto& e) {
         return swap_leaves(*e.first, e.second, g, c, n);
       });
       if (same) {
