@@ -262,11 +262,11 @@ bool swap_leaves(const ByteMatrix& m, const ByteMatrix& mt, int g, int a, int b)
   return true;
 }
 
-// Classes of nodes that do the same (a skewed plan's nodes without a shard, beside those with
-// one): per node, the first node of its class, whose ranks stand for its own (empty when the
-// classes are many, or with 2D replicas). Two nodes are of a class when their ranks,
-// place by place, look up and update as much, and swapping the two nodes leaves every exchange
-// as it is; such swaps compose, so every node of a class can stand for any other.
+// Classes of nodes that do the same (a skewed plan's nodes without a shard; each node with one
+// is a class of its own): per node, the first node of its class, whose ranks stand for its own
+// (empty when the classes are many, or with 2D replicas). Two nodes are of a class when their
+// ranks, place by place, look up and update as much, and swapping the two nodes leaves every
+// exchange as it is; such swaps compose, so every node of a class can stand for any other.
 std::vector<int> node_representatives(const ShardCosts& costs, const RecsysStep& st, int g) {
   const int nodes = static_cast<int>(costs.ranks.size()) / g;
   if (st.groups > 1 || nodes < 2) return {};
@@ -289,14 +289,23 @@ std::vector<int> node_representatives(const ShardCosts& costs, const RecsysStep&
   std::vector<int> representative(static_cast<std::size_t>(nodes));
   int classes = 0;
   for (int n = 0; n < nodes; ++n) {
+    representative[n] = n;
     std::vector<double> load;
+    bool holds_shard = false;
     for (int i = 0; i < g; ++i) {
       const RankLoad& l = costs.ranks[static_cast<std::size_t>(n * g + i)];
       load.insert(load.end(), {l.lookup_seconds, l.update_seconds, l.replicated_lookup_seconds,
                                l.replicated_update_seconds, l.replica_sync_bytes});
+      holds_shard |= l.lookup_seconds > l.replicated_lookup_seconds ||
+                     l.update_seconds > l.replicated_update_seconds;
+    }
+    // A node holding a shard is simulated itself: the whole cluster's ids come to it, and how
+    // the fabric spreads them (ECMP's hash over the spines) sets such nodes apart.
+    if (holds_shard) {
+      ++classes;
+      continue;
     }
     std::vector<int>& candidates = classes_by_load[load];
-    representative[n] = n;
     for (std::size_t k = 0; k < std::min(candidates.size(), kTried); ++k) {
       const int c = candidates[k];
       const auto& all = exchanged();
