@@ -177,36 +177,63 @@ TEST(StepRunnerTest, RunsSharingATopologyRouteOnceAndGiveTheSameSteps) {
   EXPECT_GT(alone.step_time, 2 * kMillisecond);  // compute, then the exposed all-reduce
 }
 
+// `nodes` nodes of `gpus` GPUs sharing one NIC of 25 GB/s (1 us) each, on one switch.
+ClusterSpec nodes_on_one_nic(int nodes, int gpus) {
+  ClusterSpec cluster = testing::small_node(gpus);
+  cluster.nodes = nodes;
+  cluster.nic.count = 1;
+  cluster.nic.link = LinkClassSpec{25e9, kMicrosecond, 1.0};
+  cluster.nic.gpu_link = LinkClassSpec{1e15, 0, 1.0};
+  cluster.nic.gpus = {{}};
+  for (int g = 0; g < gpus; ++g) cluster.nic.gpus[0].push_back(g);
+  cluster.network.topology = NetworkTopology::kSingleSwitch;
+  return cluster;
+}
+
+// One step, no warm-up.
+StepSimulationOptions one_step() {
+  StepSimulationOptions options;
+  options.steps = 1;
+  options.warmup_steps = 0;
+  return options;
+}
+
+// Every rank sends rank 0 1 MB (a shard's owner gets its ids).
+ByteMatrix ids_to_rank_zero(int ranks) {
+  std::vector<std::vector<double>> rows(ranks, std::vector<double>(ranks, 0.0));
+  for (int r = 1; r < ranks; ++r) rows[r][0] = 1e6;
+  return ByteMatrix::from_rows(rows);
+}
+
+// One step on `runner`'s simulated ranks: each computes (node 0's ranks `node_zero`, the others
+// `others`), then joins the exchange of `bytes`.
+void work_then_exchange(StepRunner& runner, const ByteMatrix& bytes, Time node_zero, Time others) {
+  const int g = runner.topology().gpus_per_node;
+  runner.begin_step(0);
+  Collective* exchange = runner.all_to_all(bytes, Algorithm::kDirect);
+  for (const int r : runner.simulated()) {
+    const TaskId work = runner.compute("work", r, r < g ? node_zero : others);
+    const TaskId joined = runner.join("exchange", r, exchange, r);
+    runner.depend(work, joined);
+    runner.depend(joined, runner.end_step("end", r));
+  }
+}
+
 TEST(StepRunnerTest, ACounterpartFinishingApartFromItsRepresentativeBreaksTheSymmetry) {
   // Two nodes of 4 GPUs on one switch. Every rank sends 1 MB to every other, except that node
   // 1's GPU 0 sends 8 MB: node 1 does not do what node 0 does. Told otherwise, the runner joins
   // node 1's ranks with node 0's, sees rank 4 finish after rank 0 and stops: the job must then run
   // every rank (and does so without the claim).
-  ClusterSpec cluster = testing::small_node(4);
-  cluster.nodes = 2;
-  cluster.nic.count = 1;
-  cluster.nic.link = LinkClassSpec{25e9, kMicrosecond, 1.0};
-  cluster.nic.gpu_link = LinkClassSpec{1e15, 0, 1.0};
-  cluster.nic.gpus = {{0, 1, 2, 3}};
-  cluster.network.topology = NetworkTopology::kSingleSwitch;
+  const ClusterSpec cluster = nodes_on_one_nic(2, 4);
   std::vector<std::vector<double>> rows(8, std::vector<double>(8, 1e6));
   rows[4].assign(8, 8e6);
   const ByteMatrix bytes = ByteMatrix::from_rows(rows);
-  StepSimulationOptions options;
-  options.steps = 1;
-  options.warmup_steps = 0;
+  StepSimulationOptions options = one_step();
   StepRunner claimed(cluster, 2, options, /*input_copies=*/false);
   ASSERT_TRUE(claimed.represent_nodes());
   EXPECT_EQ(claimed.simulated_ranks(), 4);
   auto build = [&bytes](StepRunner& runner) {
-    runner.begin_step(0);
-    Collective* exchange = runner.all_to_all(bytes, Algorithm::kDirect);
-    for (int r = 0; r < runner.simulated_ranks(); ++r) {
-      const TaskId work = runner.compute("work", r, kMillisecond);
-      const TaskId joined = runner.join("exchange", r, exchange, r);
-      runner.depend(work, joined);
-      runner.depend(joined, runner.end_step("end", r));
-    }
+    work_then_exchange(runner, bytes, kMillisecond, kMillisecond);
   };
   build(claimed);
   claimed.run();
@@ -227,41 +254,20 @@ TEST(StepRunnerTest, ACounterpartFinishingApartFromItsRepresentativeBreaksTheSym
 
 TEST(StepRunnerTest, ClassesOfNodesStandForTheirNodesWeighedByTheirSize) {
   // Five nodes of 2 GPUs on one switch, a 25 GB/s NIC each. Node 0's ranks compute 3 ms, the
-  // others' 1 ms; then every rank sends 1 MB to rank 0 (the ids to a shard's owner). Nodes 1-4 do
-  // the same, but in the rings' node order node 1 follows node 0 and node 4 precedes it: nodes 2
-  // and 3 alone see the fabric alike, so node 2's ranks stand for node 3's too, 8 ranks simulated
-  // of 10. By hand: the eight remote messages share node 0's NIC, 8 MB at 25 GB/s (320 us) once
-  // the last rank joins at 3 ms; compute (2 x 3 + 8 x 1 ms) / 10 ranks; the eight ranks of nodes
-  // 1-4 wait 2 ms each for node 0's, 16 ms / 10 ranks. Weighed by rank, not by simulated rank,
-  // which would give (6 + 6) / 8 = 1.5 ms of compute.
-  ClusterSpec cluster = testing::small_node(2);
-  cluster.nodes = 5;
-  cluster.nic.count = 1;
-  cluster.nic.link = LinkClassSpec{25e9, kMicrosecond, 1.0};
-  cluster.nic.gpu_link = LinkClassSpec{1e15, 0, 1.0};
-  cluster.nic.gpus = {{0, 1}};
-  cluster.network.topology = NetworkTopology::kSingleSwitch;
-  std::vector<std::vector<double>> rows(10, std::vector<double>(10, 0.0));
-  for (int r = 1; r < 10; ++r) rows[r][0] = 1e6;
-  const ByteMatrix bytes = ByteMatrix::from_rows(rows);
-  StepSimulationOptions options;
-  options.steps = 1;
-  options.warmup_steps = 0;
-  auto build = [&bytes](StepRunner& runner) {
-    runner.begin_step(0);
-    Collective* exchange = runner.all_to_all(bytes, Algorithm::kDirect);
-    for (const int r : runner.simulated()) {
-      const TaskId work = runner.compute("work", r, r < 2 ? 3 * kMillisecond : kMillisecond);
-      const TaskId joined = runner.join("exchange", r, exchange, r);
-      runner.depend(work, joined);
-      runner.depend(joined, runner.end_step("end", r));
-    }
-  };
-  StepRunner classes(cluster, 5, options, /*input_copies=*/false);
+  // others' 1 ms; then every rank sends 1 MB to rank 0 (the ids to a shard's owner). Nodes
+  // 1-4 do the same, but in the rings' node order node 1 follows node 0 and node 4 precedes it:
+  // nodes 2 and 3 alone see the fabric alike, so node 2's ranks stand for node 3's too, 8 ranks
+  // simulated of 10. By hand: the eight remote messages share node 0's NIC, 8 MB at 25 GB/s
+  // (320 us) once the last rank joins at 3 ms; compute (2 x 3 + 8 x 1 ms) / 10 ranks; the eight
+  // ranks of nodes 1-4 wait 2 ms each for node 0's, 16 ms / 10 ranks. Weighed by rank, not by
+  // simulated rank, which would give (6 + 6) / 8 = 1.5 ms of compute.
+  const ClusterSpec cluster = nodes_on_one_nic(5, 2);
+  const ByteMatrix bytes = ids_to_rank_zero(10);
+  StepRunner classes(cluster, 5, one_step(), /*input_copies=*/false);
   ASSERT_TRUE(classes.represent_nodes({0, 1, 1, 1, 1}));
   EXPECT_EQ(classes.simulated(), (std::vector<int>{0, 1, 2, 3, 4, 5, 8, 9}));
   EXPECT_FALSE(classes.simulates(6));
-  build(classes);
+  work_then_exchange(classes, bytes, 3 * kMillisecond, kMillisecond);
   const StepSimulationResult r = classes.run();
   ASSERT_FALSE(classes.symmetry_broken());
   EXPECT_EQ(r.breakdown.compute, 14 * kMillisecond / 10);
@@ -270,53 +276,35 @@ TEST(StepRunnerTest, ClassesOfNodesStandForTheirNodesWeighedByTheirSize) {
   EXPECT_GE(r.step_time, 3 * kMillisecond + transfer_time(8e6, 25e9));
   // (plus the launch and per-hop latencies: 24 us)
   EXPECT_LT(r.step_time, 3 * kMillisecond + transfer_time(8e6, 25e9) + 50 * kMicrosecond);
-  options.represent_nodes = false;
-  StepRunner every_rank(cluster, 5, options, /*input_copies=*/false);
-  build(every_rank);
+  StepSimulationOptions whole = one_step();
+  whole.represent_nodes = false;
+  StepRunner every_rank(cluster, 5, whole, /*input_copies=*/false);
+  work_then_exchange(every_rank, bytes, 3 * kMillisecond, kMillisecond);
   testing::expect_same_steps(r, every_rank.run());
 }
 
 TEST(StepRunnerTest, ANodeOfAClassThatSeesTheFabricOtherwiseIsAClassOfItsOwn) {
-  // Six nodes of 2 GPUs, 3 to a leaf switch: node 0 holds the shard (every rank sends it 1 MB),
+  // Six nodes of 2 GPUs, 3 to a leaf switch, as above: node 0 holds the shard
   // and nodes 1-5 do the same. Seen from the fabric they do not: nodes 1 and 2 share node 0's
   // leaf, 3-5 reach it over the spine; node 1 follows node 0 in the rings' node order and node 5
   // precedes it. So node 1, node 2, node 5 and nodes 3-4 are four classes: 10 of the 12 ranks
   // run, and the results are the whole run's.
-  ClusterSpec cluster = testing::small_node(2);
-  cluster.nodes = 6;
-  cluster.nic.count = 1;
-  cluster.nic.link = LinkClassSpec{25e9, kMicrosecond, 1.0};
-  cluster.nic.gpu_link = LinkClassSpec{1e15, 0, 1.0};
-  cluster.nic.gpus = {{0, 1}};
+  ClusterSpec cluster = nodes_on_one_nic(6, 2);
   cluster.network.topology = NetworkTopology::kFatTree;
   cluster.network.nodes_per_leaf = 3;
   cluster.network.spines = 1;
-  std::vector<std::vector<double>> rows(12, std::vector<double>(12, 0.0));
-  for (int r = 1; r < 12; ++r) rows[r][0] = 1e6;
-  const ByteMatrix bytes = ByteMatrix::from_rows(rows);
-  StepSimulationOptions options;
-  options.steps = 1;
-  options.warmup_steps = 0;
-  auto build = [&bytes](StepRunner& runner) {
-    runner.begin_step(0);
-    Collective* exchange = runner.all_to_all(bytes, Algorithm::kDirect);
-    for (const int r : runner.simulated()) {
-      const TaskId work = runner.compute("work", r, r < 2 ? 3 * kMillisecond : kMillisecond);
-      const TaskId joined = runner.join("exchange", r, exchange, r);
-      runner.depend(work, joined);
-      runner.depend(joined, runner.end_step("end", r));
-    }
-  };
-  StepRunner classes(cluster, 6, options, /*input_copies=*/false);
+  const ByteMatrix bytes = ids_to_rank_zero(12);
+  StepRunner classes(cluster, 6, one_step(), /*input_copies=*/false);
   ASSERT_TRUE(classes.represent_nodes({0, 1, 1, 1, 1, 1}));
   EXPECT_EQ(classes.simulated(), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 10, 11}));
-  build(classes);
+  work_then_exchange(classes, bytes, 3 * kMillisecond, kMillisecond);
   const StepSimulationResult r = classes.run();
   ASSERT_FALSE(classes.symmetry_broken());
   EXPECT_EQ(r.breakdown.compute, 16 * kMillisecond / 12);  // (2 x 3 + 10 x 1 ms) / 12 ranks
-  options.represent_nodes = false;
-  StepRunner every_rank(cluster, 6, options, /*input_copies=*/false);
-  build(every_rank);
+  StepSimulationOptions whole = one_step();
+  whole.represent_nodes = false;
+  StepRunner every_rank(cluster, 6, whole, /*input_copies=*/false);
+  work_then_exchange(every_rank, bytes, 3 * kMillisecond, kMillisecond);
   testing::expect_same_steps(r, every_rank.run());
 }
 
