@@ -76,6 +76,7 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
   f.completion = EventHandle{};
   f.completion_scheduled = false;
   f.active = false;
+  f.bundle = false;
   ++counters_.flows_started;
   if (bytes == 0.0 || router_->links(route).empty()) {
     // Nothing to share: transmitted at once (as an event, never inside the caller).
@@ -86,6 +87,25 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
     activate(id);
   }
   return id;
+}
+
+FlowId FlowNetwork::start_bundle(RouteId route, double bytes,
+                                 std::shared_ptr<const std::vector<LinkId>> shared,
+                                 Callback on_arrived, Callback on_transmitted, double rate_cap) {
+  TRAINSIM_ASSERT(shared != nullptr && !shared->empty() && router_->repeats(route),
+                  "a bundle's members all cross some link");
+  // (start() solves nothing before it returns: a solve is an event of its own.)
+  const FlowId id = start(route, bytes, std::move(on_arrived), std::move(on_transmitted), rate_cap);
+  flows_[id].bundle = true;
+  bundles_[id] = std::move(shared);
+  return id;
+}
+
+void FlowNetwork::check_bundle(std::uint32_t local, LinkId link) {
+  const std::vector<LinkId>& shared = *flow_shared_[local];
+  if (std::binary_search(shared.begin(), shared.end(), link) || bundle_apart_) return;
+  bundle_apart_ = true;
+  if (on_bundle_apart_) on_bundle_apart_();
 }
 
 void FlowNetwork::activate(FlowId id) {
@@ -129,8 +149,15 @@ void FlowNetwork::activate(FlowId id) {
     // change every rate in the component) to the quantum boundary. A flow that finds a link full
     // waits for that solve.
     double rate = f.rate_cap;
-    for (const LinkId l : route) {
-      rate = std::min(rate, links_[l].capacity - links_[l].allocated);
+    if (router_->repeats(f.route)) {
+      // A link the route crosses k times takes k times the rate: a k-th of what is free there.
+      for (const auto& [l, times] : router_->crossings(f.route)) {
+        rate = std::min(rate, (links_[l].capacity - links_[l].allocated) / times);
+      }
+    } else {
+      for (const LinkId l : route) {
+        rate = std::min(rate, links_[l].capacity - links_[l].allocated);
+      }
     }
     // Free capacity below a millionth of the link is rounding left over from the rates given.
     if (rate > 1e-6 * router_->bottleneck_bandwidth(f.route)) {
@@ -150,6 +177,10 @@ void FlowNetwork::activate(FlowId id) {
 void FlowNetwork::transmitted(FlowId id) {
   FlowState& f = flows_[id];
   f.completion_scheduled = false;
+  if (f.bundle) {
+    bundles_.erase(id);
+    f.bundle = false;
+  }
   if (f.active) {
     f.active = false;
     ++serial_[id];  // its entries on the links' lists are finished ones from now on
@@ -529,6 +560,14 @@ void FlowNetwork::build_compact() {
     }
   }
   flow_first_[nf] = static_cast<std::uint32_t>(flow_links_.size());
+  flow_shared_.clear();
+  if (!bundles_.empty()) {
+    flow_shared_.assign(nf, nullptr);
+    for (std::size_t i = 0; i < nf; ++i) {
+      const FlowId id = component_flows_[i];
+      if (flows_[id].bundle) flow_shared_[i] = bundles_.at(id).get();
+    }
+  }
   for (std::size_t j = 0; j < nl; ++j) link_first_[j + 1] += link_first_[j];
   link_flows_.resize(flow_links_.size());
   link_unfixed_.resize(nl);
@@ -561,8 +600,11 @@ void FlowNetwork::mark_shadowed_links() {
     // carry one or two, and its copies are filled once).
     if (count < kShadowMinFlows) continue;
     const double capacity = links_[component_links_[j]].capacity;
-    // A link with the same flows is on the route of each of them: the first one's will do.
+    // A link with the same flows is on the route of each of them: the first one's will do,
+    // unless it is long (a bundle of flows from many nodes).
+    constexpr std::uint32_t kShadowLongestRoute = 64;
     const std::uint32_t f = link_flows_[first];
+    if (flow_first_[f + 1] - flow_first_[f] > kShadowLongestRoute) continue;
     for (std::uint32_t k = flow_first_[f]; k < flow_first_[f + 1]; ++k) {
       const std::uint32_t m = flow_links_[k];
       if (m == j || link_first_[m + 1] - link_first_[m] != count) continue;
@@ -742,7 +784,9 @@ void FlowNetwork::fill_component() {
       if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
       if (k + 4 < last) __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
       const std::uint32_t i = link_flows_[k];
-      if (!flow_fixed_[i]) fix(i, share);
+      if (flow_fixed_[i]) continue;
+      if (!flow_shared_.empty() && flow_shared_[i]) check_bundle(i, link);
+      fix(i, share);
     }
   }
   for (std::uint32_t i = 0; i < nf; ++i) {

@@ -44,6 +44,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/huge_page_allocator.h"
@@ -86,6 +87,21 @@ class FlowNetwork {
                double rate_cap = kUncapped);
   FlowId start(VertexId src, VertexId dst, double bytes, Callback on_arrived,
                Callback on_transmitted = {}, double rate_cap = kUncapped);
+
+  // A flow that stands for several flows of the same bytes and cap starting at the same instant
+  // (a node's transfer and its counterparts on the nodes of its class): `route` lists every
+  // member's links (add_route; a link k members cross appears k times), so the one flow loads
+  // the links as the members would, each member at its rate. The members keep one rate in the
+  // max-min solution as long as each solve fixes the flow at a link that every member crosses
+  // (`shared`, sorted): at a link only some of them cross (one member's own, or a switch's link
+  // that some members' routes take), those would be held and the others not, so the members
+  // would drift apart. The network then calls the callback set_on_bundle_apart() gave, once, and
+  // carries on (the caller decides what to do with a run that no longer stands for its members).
+  FlowId start_bundle(RouteId route, double bytes,
+                      std::shared_ptr<const std::vector<LinkId>> shared, Callback on_arrived,
+                      Callback on_transmitted = {}, double rate_cap = kUncapped);
+  void set_on_bundle_apart(Callback callback) { on_bundle_apart_ = std::move(callback); }
+  bool bundle_apart() const { return bundle_apart_; }
 
   static constexpr double kUncapped = std::numeric_limits<double>::infinity();
   // A link whose flows' rates add up to within this fraction of its capacity is full (the
@@ -152,6 +168,7 @@ class FlowNetwork {
     bool in_use = false;
     bool completion_scheduled = false;  // `completion` is its transmission event
     bool active = false;                // takes bandwidth on its route's links
+    bool bundle = false;                // started by start_bundle (bundles_ has its links)
   };
   static_assert(sizeof(FlowState) <= 64);
   struct FlowCallbacks {
@@ -264,6 +281,14 @@ class FlowNetwork {
   std::vector<std::pair<double, std::uint32_t>> cap_heap_;
   std::vector<EventQueue::Move> moves_;
   FlowNetworkCounters counters_;
+  // Bundles in flight: the links each one's members all cross; by local index in the compact
+  // copy, those of its flows (null for a plain flow; empty when no bundle is in the copy).
+  std::unordered_map<FlowId, std::shared_ptr<const std::vector<LinkId>>> bundles_;
+  std::vector<const std::vector<LinkId>*> flow_shared_;
+  Callback on_bundle_apart_;
+  bool bundle_apart_ = false;
+  // Called when a solve fixes bundle `local` at `link`: whether every member crosses it.
+  void check_bundle(std::uint32_t local, LinkId link);
   LinkObserver link_observer_;
   FlowObserver flow_observer_;
   void allocated_changed(LinkId l) {

@@ -168,6 +168,11 @@ TEST(FlowNetworkTest, ExplicitRouteLoadsALinkOncePerAppearance) {
   const RouteId route = net.router().add_route(links);
   EXPECT_EQ(net.router().latency(route), 4 * kMicrosecond);
   EXPECT_DOUBLE_EQ(net.router().bottleneck_bandwidth(route), 50 * kGBps);
+  EXPECT_TRUE(net.router().repeats(route));
+  const auto crossings = net.router().crossings(route);
+  const std::vector<std::pair<LinkId, std::uint32_t>> expected = {{0, 2}, {1, 1}};
+  EXPECT_TRUE(std::equal(crossings.begin(), crossings.end(), expected.begin(), expected.end()));
+  EXPECT_FALSE(net.router().repeats(net.router().route(chain.v[0], chain.v[2])));
   Time done = -1;
   net.start(route, 1e9, [&] { done = sim.now(); });
   sim.run();
@@ -200,6 +205,101 @@ TEST(FlowNetworkTest, AFlowCrossingALinkTwiceCountsTwiceInTheFairShare) {
   for (int i = 0; i < 3; ++i) net.start(chain.v[0], chain.v[1], 2e6 * (3 - i), [] {});
   sim.run();
   EXPECT_EQ(net.active_flow_count(), 0u);
+}
+
+TEST(FlowNetworkTest, BetweenQuantumSolvesAFlowCrossingALinkTwiceTakesHalfOfWhatIsFree) {
+  // One 10 GB/s link, quantum 1 ms. A (capped at 4 GB/s, 10 MB) starts at 0 alone: 4 GB/s. B
+  // crosses the link twice and starts at 0.2 ms: 6 GB/s are free, and B loads the link twice, so
+  // it takes 3 GB/s (the link then carries 4 + 2 x 3 = 10 GB/s, never more). The solve at 1 ms
+  // gives max-min: rA + 2 rB <= 10 with A's cap 4 above the level 10/3, so both get 10/3 GB/s.
+  // B (3 MB) has 3 - 0.8 x 3 = 0.6 MB left: 0.18 ms more, done at 1.18 ms.
+  Chain chain({10 * kGBps}, {0});
+  Simulation sim;
+  FlowNetwork net(sim, chain.topology);
+  net.set_solve_quantum(kMillisecond);
+  double most = 0.0;
+  net.set_link_observer([&](LinkId, Time, double rate) { most = std::max(most, rate); });
+  const std::vector<LinkId> twice = {0, 0};
+  const RouteId route = net.router().add_route(twice);
+  net.start(
+      chain.v[0], chain.v[1], 10e6, [] {}, {}, 4 * kGBps);
+  FlowId b = 0;
+  Time b_done = -1;
+  sim.schedule_at(kMillisecond / 5,
+                  [&] { b = net.start(route, 3e6, [&] { b_done = sim.now(); }); });
+  double before_solve = -1, after_solve = -1;
+  sim.schedule_at(kMillisecond / 2, [&] { before_solve = net.rate(b); });
+  sim.schedule_at(kMillisecond * 11 / 10, [&] { after_solve = net.rate(b); });
+  sim.run();
+  EXPECT_DOUBLE_EQ(before_solve, 3 * kGBps);
+  EXPECT_DOUBLE_EQ(after_solve, 10 * kGBps / 3);
+  EXPECT_NEAR(static_cast<double>(b_done), static_cast<double>(kMillisecond * 118 / 100),
+              static_cast<double>(kNanosecond));
+  EXPECT_LE(most, 10 * kGBps * (1 + 1e-12));
+}
+
+// A sender behind a 10 GB/s link to a switch that reaches two receivers over links of
+// `receiver_bandwidth` each.
+struct Fan {
+  Topology topology;
+  LinkId up, to_first, to_second;
+  VertexId sender, fan, first, second;
+  explicit Fan(double receiver_bandwidth) {
+    sender = topology.add_vertex("s", true);
+    fan = topology.add_vertex("x", true);
+    first = topology.add_vertex("r1", true);
+    second = topology.add_vertex("r2", true);
+    up = topology.add_link(sender, fan, 10 * kGBps, 0);
+    to_first = topology.add_link(fan, first, receiver_bandwidth, 0);
+    to_second = topology.add_link(fan, second, receiver_bandwidth, 0);
+  }
+};
+
+TEST(FlowNetworkTest, ABundleMovesAsItsMembersAndSaysWhenTheyWouldDriftApart) {
+  // A bundle of two 10 MB flows s -> r1 and s -> r2, which share the sender's 10 GB/s link: one
+  // flow on route (up, to r1, up, to r2) at the rate of each, 5 GB/s, done at 2 ms like the two
+  // flows run apart. Receivers' links of 6 GB/s leave them so (5 < 6), and no member is held
+  // elsewhere.
+  for (const bool bundled : {false, true}) {
+    const Fan fan(6 * kGBps);
+    Simulation sim;
+    FlowNetwork net(sim, fan.topology);
+    int apart = 0;
+    net.set_on_bundle_apart([&] { ++apart; });
+    std::vector<Time> done;
+    if (bundled) {
+      const std::vector<LinkId> links = {fan.up, fan.to_first, fan.up, fan.to_second};
+      const auto shared = std::make_shared<const std::vector<LinkId>>(1, fan.up);
+      net.start_bundle(net.router().add_route(links), 10e6, shared,
+                       [&] { done.push_back(sim.now()); });
+    } else {
+      for (const VertexId to : {fan.first, fan.second}) {
+        net.start(fan.sender, to, 10e6, [&] { done.push_back(sim.now()); });
+      }
+    }
+    sim.run();
+    for (const Time t : done) EXPECT_EQ(t, 2 * kMillisecond);
+    EXPECT_EQ(done.size(), bundled ? 1u : 2u);
+    EXPECT_EQ(apart, 0);
+    EXPECT_FALSE(net.bundle_apart());
+  }
+  // Another flow on r2's link (x -> r2): that link's share is 6 / 2 = 3 GB/s, below the sender
+  // link's 10 / 2, so it would hold the member to r2 at 3 GB/s and let the one to r1 take 7: the
+  // members drift apart, and the network says so (once).
+  const Fan fan(6 * kGBps);
+  Simulation sim;
+  FlowNetwork net(sim, fan.topology);
+  int apart = 0;
+  net.set_on_bundle_apart([&] { ++apart; });
+  const std::vector<LinkId> links = {fan.up, fan.to_first, fan.up, fan.to_second};
+  const auto shared = std::make_shared<const std::vector<LinkId>>(1, fan.up);
+  net.start(fan.fan, fan.second, 10e6, [] {});
+  const FlowId bundle = net.start_bundle(net.router().add_route(links), 10e6, shared, [] {});
+  sim.run_until(1);
+  EXPECT_DOUBLE_EQ(net.rate(bundle), 3 * kGBps);
+  sim.run();
+  EXPECT_EQ(apart, 1);
+  EXPECT_TRUE(net.bundle_apart());
 }
 
 TEST(FlowNetworkTest, TwoFlowsOnOneLinkGetHalfEach) {

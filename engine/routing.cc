@@ -276,20 +276,30 @@ RouteId Router::route(VertexId src, VertexId dst) {
   }
   TRAINSIM_ASSERT(v == src, "route does not start at its source");
   const auto id = static_cast<RouteId>(routes_.size());
-  routes_.push_back(RouteInfo{first, length, latency, bottleneck});
+  routes_.push_back(RouteInfo{first, length, false, latency, bottleneck});
   cache_.emplace(key, id);
   return id;
+}
+
+std::span<const std::pair<LinkId, std::uint32_t>> Router::crossings(RouteId id) const {
+  const auto found = crossings_at_.find(id);
+  TRAINSIM_ASSERT(found != crossings_at_.end(), "crossings of a route that does not repeat");
+  return {crossings_.data() + found->second.first, found->second.second};
 }
 
 RouteId Router::add_route(std::span<const LinkId> links, std::optional<Time> latency) {
   Time sum = 0;
   double bottleneck = std::numeric_limits<double>::infinity();
+  bool repeats = false;
   std::vector<LinkId> sorted(links.begin(), links.end());
   std::sort(sorted.begin(), sorted.end());
+  std::vector<std::pair<LinkId, std::uint32_t>> crossed;
   for (std::size_t i = 0; i < sorted.size();) {
     TRAINSIM_ASSERT(sorted[i] < topology_.link_count(), "route over an unknown link");
     std::size_t j = i;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    repeats = repeats || j - i > 1;
+    crossed.emplace_back(sorted[i], static_cast<std::uint32_t>(j - i));
     const Link& link = topology_.link(sorted[i]);
     sum += link.latency * static_cast<Time>(j - i);
     bottleneck = std::min(bottleneck, link.bandwidth_bytes_per_s / static_cast<double>(j - i));
@@ -308,9 +318,13 @@ RouteId Router::add_route(std::span<const LinkId> links, std::optional<Time> lat
   const std::uint64_t first = route_links_.size();
   route_links_.insert(route_links_.end(), links.begin(), links.end());
   const auto id = static_cast<RouteId>(routes_.size());
-  routes_.push_back(
-      RouteInfo{first, static_cast<std::uint32_t>(links.size()), route_latency, bottleneck});
+  routes_.push_back(RouteInfo{first, static_cast<std::uint32_t>(links.size()), repeats,
+                              route_latency, bottleneck});
   explicit_.emplace(hash, id);
+  if (repeats) {
+    crossings_at_.emplace(id, std::pair{crossings_.size(), crossed.size()});
+    crossings_.insert(crossings_.end(), crossed.begin(), crossed.end());
+  }
   return id;
 }
 

@@ -66,8 +66,13 @@ class Router {
   }
   // Sum of the latencies of the route's links.
   Time latency(RouteId id) const { return routes_[id].latency; }
-  // Smallest link bandwidth on the route (infinity for the empty route).
+  // Smallest link bandwidth on the route (infinity for the empty route); on a route that crosses
+  // a link several times, that link's bandwidth over its appearances counts.
   double bottleneck_bandwidth(RouteId id) const { return routes_[id].bottleneck_bytes_per_s; }
+  // Whether the route crosses some link more than once (only a route given by add_route can).
+  bool repeats(RouteId id) const { return routes_[id].repeats; }
+  // A route that repeats: each link it crosses and how many times, by link id.
+  std::span<const std::pair<LinkId, std::uint32_t>> crossings(RouteId id) const;
   std::size_t route_count() const { return routes_.size(); }
   const Topology& topology() const { return topology_; }
 
@@ -75,6 +80,7 @@ class Router {
   struct RouteInfo {
     std::uint64_t first;
     std::uint32_t length;
+    bool repeats;
     Time latency;
     double bottleneck_bytes_per_s;
   };
@@ -100,6 +106,9 @@ class Router {
 
   const Topology& topology_;
   bool by_destination_;
+  // The crossings of the routes that repeat, one run each (crossings_at_: route -> first).
+  std::vector<std::pair<LinkId, std::uint32_t>> crossings_;
+  std::unordered_map<RouteId, std::pair<std::size_t, std::size_t>> crossings_at_;
   std::vector<char> transit_;
   Adjacency out_, in_;
   // Scratch of the search, valid where the stamp equals search_: hops from the source (forward),
@@ -116,7 +125,7 @@ class Router {
   std::uint32_t choice_run_ = 0;
   std::vector<std::uint32_t> choice_stamp_, choice_first_, choice_count_;
   std::vector<std::uint32_t> choice_links_;
-  std::vector<VertexId> backward_list_;  // the last search's backward levels, in order
+  std::vector<VertexId> backward_list_;        // the last search's backward levels, in order
   std::vector<std::uint32_t> backward_first_;  // where each starts in backward_list_
   int met_forward_ = 0;                        // forward levels searched when the searches met
   // Routes computed in a row from one source (run_src_), and the full search of tree_src_ (valid

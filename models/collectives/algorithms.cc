@@ -1119,11 +1119,12 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
                                            const ClusterTopology& topology,
                                            std::shared_ptr<const CollectivePlan> plan,
                                            bool per_node,
-                                           std::shared_ptr<const PlanRoutes> routes) {
+                                           std::shared_ptr<const PlanRoutes> routes,
+                                           std::shared_ptr<const PlanBundles> bundles) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return std::make_unique<PlanCollective>(simulation, network, std::move(plan),
                                           p2p_latency(cluster, comm, Protocol::kSimple, 1),
-                                          std::move(routes));
+                                          std::move(routes), std::move(bundles));
 }
 
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,

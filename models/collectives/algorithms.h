@@ -155,7 +155,8 @@ Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTop
 std::unique_ptr<Collective> make_alltoallv(
     Simulation& simulation, FlowNetwork& network, const ClusterSpec& cluster,
     const ClusterTopology& topology, std::shared_ptr<const class CollectivePlan> plan,
-    bool per_node, std::shared_ptr<const BigVector<RouteId>> routes = nullptr);
+    bool per_node, std::shared_ptr<const BigVector<RouteId>> routes = nullptr,
+    std::shared_ptr<const struct PlanBundles> bundles = nullptr);
 Time alltoallv_time(Router& router, const ClusterSpec& cluster, const ClusterTopology& topology,
                     const class CollectivePlan& plan, bool per_node,
                     const BigVector<RouteId>* routes = nullptr);

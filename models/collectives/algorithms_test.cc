@@ -408,6 +408,71 @@ TEST(AlgorithmsTest, AnAllToAllvAloneRunsOneFlowPerClassWithTheSameTimes) {
   EXPECT_EQ(quantum.flows, 8u);
 }
 
+TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfAClass) {
+  // 4 nodes of 2 GPUs on one switch. Node 0's GPUs hold the tables: each sends 4 MB to every
+  // GPU of the other nodes, which send it 1 MB each (ids). Nodes 1-3 do the same: one class,
+  // node 1 its first. Through the destination's rail (PXN), GPU (0, j) sends GPU (n, j) both of
+  // node 0's 4 MB: 8 MB on each of its 3 flows, 24 MB through its 25 GB/s NIC in 960 us; every
+  // GPU of nodes 1-3 gets its 8 MB at that pace too, and the ids (2 MB per flow, 6 MB into each
+  // node-0 NIC) and NVLink legs finish sooner. So after NCCL's software latency node 0's ranks
+  // are done in 960 us (a sender's part ends when its last byte has left), the others 2 + 2 us
+  // later (the two NIC links' latency), with or without bundles.
+  // Without bundles, 20 flows: 6 node-0 NIC flows each way, 2 NVLink legs on node 0 (data for
+  // the other rail's peers) and 2 on each other node (ids for the other rail's table GPU). With
+  // bundles, node 0's flows to (from) the 3 nodes of the class on one rail are one: 2 + 2
+  // bundles, and the 8 NVLink legs stay apart: 12 flows.
+  const ClusterSpec spec = cluster(2);
+  const int nodes = 4, g = 2;
+  const ClusterTopology topology = build_cluster_topology(spec, nodes);
+  std::vector<std::vector<double>> rows(8, std::vector<double>(8, 0.0));
+  for (int r = 0; r < g; ++r) {
+    for (int o = g; o < nodes * g; ++o) {
+      rows[r][o] = 4e6;
+      rows[o][r] = 1e6;
+    }
+  }
+  const ByteMatrix bytes = ByteMatrix::from_rows(rows);
+  const auto plan = alltoallv_plan(spec, topology, bytes, Algorithm::kTwoD);
+  const std::vector<int> representative = {0, 1, 1, 1};
+  std::vector<int> rank_of_vertex(topology.topology.vertex_count(), -1);
+  for (int r = 0; r < nodes * g; ++r) rank_of_vertex[topology.gpu_vertices[r]] = r;
+  const NcclComm comm = make_nccl_comm(spec, nodes);
+  const Time software =
+      time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing, Protocol::kSimple));
+  std::vector<std::vector<Time>> finish;
+  for (const bool bundled : {false, true}) {
+    Simulation sim;
+    FlowNetwork network(sim, topology.topology);
+    const auto routes = route_plan(network.router(), *plan);
+    std::shared_ptr<const PlanBundles> bundles;
+    if (bundled) {
+      bundles = bundle_plan(network.router(), *plan, *routes, representative, rank_of_vertex,
+                            topology.gpu_vertices, g);
+      ASSERT_NE(bundles, nullptr);
+      EXPECT_EQ(bundles->size(), 4u);
+    }
+    auto op = make_alltoallv(sim, network, spec, topology, plan, false, routes, bundles);
+    finish.emplace_back(nodes * g, -1);
+    for (int r = 0; r < nodes * g; ++r) {
+      op->join(r, [&finish, &sim, r] { finish.back()[r] = sim.now(); });
+    }
+    bool apart = false;
+    network.set_on_bundle_apart([&] { apart = true; });
+    sim.run();
+    EXPECT_FALSE(apart);
+    EXPECT_EQ(network.counters().flows_started, bundled ? 12u : 20u);
+    for (int r = 0; r < nodes * g; ++r) {
+      EXPECT_EQ(finish.back()[r], software + (r < g ? 960 : 964) * kMicrosecond) << r;
+    }
+  }
+  EXPECT_EQ(finish[1], finish[0]);
+  // A plan between nodes that each are a class of their own has nothing to bundle.
+  Router router(topology.topology);
+  EXPECT_EQ(bundle_plan(router, *plan, *route_plan(router, *plan), std::vector<int>{0, 1, 2, 3},
+                        rank_of_vertex, topology.gpu_vertices, g),
+            nullptr);
+}
+
 TEST(AlgorithmsTest, StageSecondsSharesLinksByMaxMinCountingRepeatedHops) {
   // Links L0 (100 B/s), L1 (100 B/s), L2 (40 B/s); 1000 bytes per stream. S0 crosses L0 twice
   // and L1 once, S1 crosses L1, S2 crosses L0 and L2. L0 carries three shares (two of S0's): 33.3

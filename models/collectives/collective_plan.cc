@@ -87,7 +87,8 @@ PipelinedTransfer add_pipelined(CollectivePlan& plan, PlanTransfer transfer, dou
 
 PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
                                std::shared_ptr<const CollectivePlan> plan, Time software_latency,
-                               std::shared_ptr<const PlanRoutes> routes)
+                               std::shared_ptr<const PlanRoutes> routes,
+                               std::shared_ptr<const PlanBundles> bundles)
     : sim_(simulation),
       network_(network),
       plan_(std::move(plan)),
@@ -101,6 +102,14 @@ PlanCollective::PlanCollective(Simulation& simulation, FlowNetwork& network,
   // The transfers that wait for no other start together once every participant has joined.
   network_.reserve(static_cast<std::size_t>(std::count(waiting_.begin(), waiting_.end(), 0)));
   TRAINSIM_ASSERT(routes_->size() == plan_->size(), "routes of another plan");
+  if (bundles) {
+    TRAINSIM_ASSERT(bundles->bundle_of.size() == plan_->size(), "bundles of another plan");
+    const ExchangeClasses& b = bundles->bundles;
+    for (std::size_t c = 0; c < b.size(); ++c) {
+      bundle_waiting_.push_back(static_cast<std::uint32_t>(b.first[c + 1] - b.first[c]));
+    }
+    bundles_ = std::move(bundles);
+  }
   for (TransferId id = 0; id < plan_->size(); ++id) {
     const PlanTransfer& t = plan_->transfer(id);
     for (const int p : {t.sender, t.receiver}) {
@@ -129,8 +138,7 @@ void PlanCollective::join(int participant, std::function<void()> done) {
   });
 }
 
-void PlanCollective::join_all(int participants, const std::function<void(int)>& done,
-                              bool alone) {
+void PlanCollective::join_all(int participants, const std::function<void(int)>& done, bool alone) {
   const int p = plan_->participants();
   TRAINSIM_ASSERT(participants == p, "join_all is for every participant");
   const int g = plan_->gpus_per_node();
@@ -161,27 +169,40 @@ void PlanCollective::join_all(int participants, const std::function<void(int)>& 
   }
   // Every transfer starts once both its ends have joined and the software latency has passed.
   sim_.schedule_in(software_latency_, [this, p] {
-    for (std::size_t c = 0; c < classes_->size(); ++c) start_class(c);
+    for (std::size_t c = 0; c < classes_->size(); ++c) start_group(*classes_, c);
     for (int r = 0; r < p; ++r) settle(r);
   });
 }
 
-void PlanCollective::start_class(std::size_t c) {
-  const ExchangeClasses& k = *classes_;
-  const PlanTransfer& t = plan_->transfer(k.members[k.first[c]]);
-  auto each = [this, c](bool arrived) {
-    for (std::size_t i = classes_->first[c]; i < classes_->first[c + 1]; ++i) {
-      finished(classes_->members[i], arrived);
+void PlanCollective::start_group(const ExchangeClasses& groups, std::size_t c,
+                                 std::shared_ptr<const std::vector<LinkId>> shared) {
+  const PlanTransfer& t = plan_->transfer(groups.members[groups.first[c]]);
+  // (`groups` is classes_ or bundles_, which outlive the flow.)
+  auto each = [this, &groups, c](bool arrived) {
+    for (std::size_t i = groups.first[c]; i < groups.first[c + 1]; ++i) {
+      finished(groups.members[i], arrived);
     }
   };
-  network_.start(
-      k.routes[c], t.bytes, [each] { each(/*arrived=*/true); },
-      [each] { each(/*arrived=*/false); }, t.rate_cap);
+  FlowNetwork::Callback arrived = [each] { each(/*arrived=*/true); };
+  FlowNetwork::Callback transmitted = [each] { each(/*arrived=*/false); };
+  if (shared) {
+    network_.start_bundle(groups.routes[c], t.bytes, std::move(shared), std::move(arrived),
+                          std::move(transmitted), t.rate_cap);
+  } else {
+    network_.start(groups.routes[c], t.bytes, std::move(arrived), std::move(transmitted),
+                   t.rate_cap);
+  }
 }
 
 void PlanCollective::release(TransferId id) {
   TRAINSIM_ASSERT(waiting_[id] > 0, "transfer released twice");
-  if (--waiting_[id] == 0) start(id);
+  if (--waiting_[id] > 0) return;
+  const std::uint32_t b = bundles_ ? bundles_->bundle_of[id] : PlanBundles::kNone;
+  if (b == PlanBundles::kNone) {
+    start(id);
+  } else if (--bundle_waiting_[b] == 0) {
+    start_group(bundles_->bundles, b, bundles_->shared[b]);
+  }
 }
 
 void PlanCollective::start(TransferId id) {
@@ -229,6 +250,109 @@ bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b) {
     if (x.from != y.from || x.to != y.to) return false;
   }
   return true;
+}
+
+std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectivePlan& plan,
+                                               const PlanRoutes& routes,
+                                               std::span<const int> representative,
+                                               std::span<const int> rank_of_vertex,
+                                               std::span<const VertexId> gpu_vertices,
+                                               int gpus_per_node) {
+  TRAINSIM_ASSERT(routes.size() == plan.size(), "routes of another plan");
+  if (!plan.independent() || gpus_per_node <= 0) return nullptr;
+  const int g = gpus_per_node;
+  const auto nodes = static_cast<int>(representative.size());
+  std::vector<int> class_size(representative.size(), 0);
+  for (const int rep : representative) ++class_size[static_cast<std::size_t>(rep)];
+  auto in_group = [&](int node) { return class_size[representative[node]] > 1; };
+  auto rank_of = [&](VertexId v) { return v < rank_of_vertex.size() ? rank_of_vertex[v] : -1; };
+  // Transfers by their ends, to find the representative node's counterpart of a transfer.
+  std::unordered_map<std::uint64_t, TransferId> by_ends;
+  by_ends.reserve(plan.size());
+  for (TransferId id = 0; id < plan.size(); ++id) {
+    const PlanTransfer& t = plan.transfer(id);
+    const std::uint64_t key = (std::uint64_t{t.from} << 32) | t.to;
+    if (!by_ends.emplace(key, id).second) return nullptr;  // two transfers between the same ends
+  }
+  // Each transfer's counterpart on the representative node (itself there), or kNone.
+  constexpr std::uint32_t kNone = PlanBundles::kNone;
+  BigVector<std::uint32_t> stands_for(plan.size(), kNone);
+  std::vector<std::uint32_t> members(plan.size(), 0);  // per representative transfer
+  std::vector<char> unlike(plan.size(), 0);            // a counterpart differs: no bundle
+  for (TransferId id = 0; id < plan.size(); ++id) {
+    const PlanTransfer& t = plan.transfer(id);
+    const int a = rank_of(t.from), b = rank_of(t.to);
+    if (a < 0 || b < 0 || a / g == b / g || a / g >= nodes || b / g >= nodes) continue;
+    const bool ga = in_group(a / g), gb = in_group(b / g);
+    if (ga == gb) continue;  // both of their own class, or both of classes of several
+    const int ra = ga ? representative[a / g] * g + a % g : a;
+    const int rb = gb ? representative[b / g] * g + b % g : b;
+    const std::uint64_t key = (std::uint64_t{gpu_vertices[ra]} << 32) | gpu_vertices[rb];
+    const auto found = by_ends.find(key);
+    if (found == by_ends.end()) continue;
+    const TransferId rep = found->second;
+    const PlanTransfer& r = plan.transfer(rep);
+    if (r.bytes != t.bytes || r.rate_cap != t.rate_cap ||
+        router.latency(routes[id]) != router.latency(routes[rep])) {
+      unlike[rep] = 1;
+    }
+    stands_for[id] = rep;
+    ++members[rep];
+  }
+  auto bundles = std::make_shared<PlanBundles>();
+  PlanBundles& out = *bundles;
+  out.bundle_of.assign(plan.size(), kNone);
+  // Bundle by bundle, in the order of their representative transfers; members in id order.
+  std::vector<std::uint32_t> first_of(plan.size(), kNone);
+  std::vector<TransferId> reps;
+  for (TransferId id = 0; id < plan.size(); ++id) {
+    const std::uint32_t rep = stands_for[id];
+    if (rep == kNone || members[rep] < 2 || unlike[rep] || stands_for[rep] != rep) continue;
+    if (first_of[rep] == kNone) {
+      first_of[rep] = static_cast<std::uint32_t>(reps.size());
+      reps.push_back(rep);
+    }
+    out.bundle_of[id] = first_of[rep];
+  }
+  if (reps.empty()) return nullptr;
+  std::vector<std::vector<TransferId>> of_bundle(reps.size());
+  for (std::size_t b = 0; b < reps.size(); ++b) of_bundle[b].push_back(reps[b]);
+  for (TransferId id = 0; id < plan.size(); ++id) {
+    const std::uint32_t b = out.bundle_of[id];
+    if (b != kNone && id != reps[b]) of_bundle[b].push_back(id);
+  }
+  std::vector<std::uint32_t> crossings(router.topology().link_count(), 0);
+  std::vector<LinkId> links;
+  out.bundles.first.push_back(0);
+  for (std::size_t b = 0; b < reps.size(); ++b) {
+    links.clear();
+    for (const TransferId id : of_bundle[b]) {
+      out.bundles.members.push_back(id);
+      const auto route = router.links(routes[id]);
+      links.insert(links.end(), route.begin(), route.end());
+    }
+    out.bundles.first.push_back(out.bundles.members.size());
+    // The links every member crosses (each member's route crosses a link once at most).
+    auto shared = std::make_shared<std::vector<LinkId>>();
+    for (const LinkId l : links) {
+      if (++crossings[l] == of_bundle[b].size()) shared->push_back(l);
+    }
+    for (const LinkId l : links) crossings[l] = 0;
+    std::sort(shared->begin(), shared->end());
+    if (shared->empty()) {
+      // Members that share no link: each runs as a flow of its own.
+      out.bundles.members.resize(out.bundles.first[b]);
+      out.bundles.first.pop_back();
+      for (const TransferId id : of_bundle[b]) out.bundle_of[id] = kNone;
+      continue;
+    }
+    const auto index = static_cast<std::uint32_t>(out.bundles.routes.size());
+    for (const TransferId id : of_bundle[b]) out.bundle_of[id] = index;
+    out.bundles.routes.push_back(router.add_route(links, router.latency(routes[reps[b]])));
+    out.shared.push_back(std::move(shared));
+  }
+  if (out.bundles.routes.empty()) return nullptr;
+  return bundles;
 }
 
 Time plan_time(Router& router, const CollectivePlan& plan, const PlanRoutes* known_routes) {

@@ -105,13 +105,40 @@ std::shared_ptr<const PlanRoutes> route_plan(Router& router, const CollectivePla
 // routes serve the other (a step's id all-to-all and its gradients' go between the same GPUs).
 bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b);
 
+// Transfers that run as one flow per bundle (FlowNetwork::start_bundle): on a cluster whose nodes
+// fall into classes that do the same (StepRunner::represent_nodes), a transfer between a node of
+// its own class and a node of a class of several, and its counterparts from or to every other
+// node of that class (the same ends' local GPUs, bytes, cap and route latency). The bundle's
+// route lists every member's links, so it loads the fabric as they all would; the network says
+// when its members would not move at one rate.
+struct PlanBundles {
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  ExchangeClasses bundles;  // members (the representative node's transfer first) and routes
+  std::vector<std::shared_ptr<const std::vector<LinkId>>> shared;  // links every member crosses
+  BigVector<std::uint32_t> bundle_of;  // by transfer: its bundle, or kNone (a flow of its own)
+  std::size_t size() const { return bundles.size(); }
+};
+// The bundles of an independent plan (none for one whose transfers wait for others, or with no
+// bundle of two members or more). `representative[n]`: the first node of node n's class;
+// `rank_of_vertex`: a GPU vertex's rank (node * gpus_per_node + local index; -1 for another
+// vertex), `gpu_vertices` the inverse; `routes` the plan's routes on `router`.
+std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectivePlan& plan,
+                                               const PlanRoutes& routes,
+                                               std::span<const int> representative,
+                                               std::span<const int> rank_of_vertex,
+                                               std::span<const VertexId> gpu_vertices,
+                                               int gpus_per_node);
+
 // Runs a plan as flows. Participants join with Collective::join(). `routes`: the plan's routes on
-// the network's router, from route_plan() (looked up here when null).
+// the network's router, from route_plan() (looked up here when null). `bundles`: transfers that
+// run as one flow per bundle (bundle_plan(), on the same router), each once all its members are
+// released.
 class PlanCollective final : public Collective {
  public:
   PlanCollective(Simulation& simulation, FlowNetwork& network,
                  std::shared_ptr<const CollectivePlan> plan, Time software_latency,
-                 std::shared_ptr<const PlanRoutes> routes = nullptr);
+                 std::shared_ptr<const PlanRoutes> routes = nullptr,
+                 std::shared_ptr<const PlanBundles> bundles = nullptr);
   void join(int participant, std::function<void()> done) override;
   // With `alone`, a plan whose transfers wait for none other, between the ranks of a cluster
   // (CollectivePlan::gpus_per_node), on a network solved exactly (no solve quantum): its
@@ -123,8 +150,10 @@ class PlanCollective final : public Collective {
  private:
   void release(TransferId id);
   void start(TransferId id);
-  // Class c's one flow (classes_), standing for each of its transfers.
-  void start_class(std::size_t c);
+  // Group c's one flow (of classes_, or of bundles_ with `shared` links), standing for each of
+  // its transfers.
+  void start_group(const ExchangeClasses& groups, std::size_t c,
+                   std::shared_ptr<const std::vector<LinkId>> shared = nullptr);
   // The transfer's last byte arrived (its receiver's part) or left (its sender's): the
   // transfers that wait for that are released, and the participant's obligation met.
   void finished(TransferId id, bool arrived);
@@ -141,6 +170,8 @@ class PlanCollective final : public Collective {
   std::vector<std::function<void()>> done_;
   std::vector<bool> joined_;
   std::optional<ExchangeClasses> classes_;  // after a join_all by classes
+  std::shared_ptr<const PlanBundles> bundles_;
+  std::vector<std::uint32_t> bundle_waiting_;  // per bundle: members not yet released
 };
 
 // Analytic time of a plan when every participant joins at time 0 (software latency not included);

@@ -251,7 +251,18 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
   };
   if (flow) {
     const AllToAllPlans::Kept kept = kept_plan();
-    keep(make_alltoallv(sim_, network_, cluster_, topology_, kept.plan, per_node, kept.routes),
+    // With classes of several nodes, a transfer and its counterparts run as one flow.
+    std::shared_ptr<const PlanBundles> bundles;
+    if (!rank_of_vertex_.empty()) {
+      auto [at, made] = bundles_.try_emplace(kept.plan.get());
+      if (made) {
+        at->second = bundle_plan(network_.router(), *kept.plan, *kept.routes, representative_,
+                                 rank_of_vertex_, topology_.gpu_vertices, topology_.gpus_per_node);
+      }
+      bundles = at->second;
+    }
+    keep(make_alltoallv(sim_, network_, cluster_, topology_, kept.plan, per_node, kept.routes,
+                        std::move(bundles)),
          ranks());
   } else {
     auto [at, made] = all_to_all_times_.try_emplace(key, 0);
@@ -379,6 +390,17 @@ bool StepRunner::represent_nodes(std::vector<int> representative) {
   }
   stands_for_ = std::move(stands_for);
   represent_nodes_ = true;
+  // A flow mode run bundles each transfer with its counterparts on the other nodes of a class
+  // (PlanBundles). Should a solve find that a bundle's members would not move at one rate, the
+  // run no longer stands for them and is redone rank by rank, like a broken symmetry.
+  const bool several = std::any_of(stands_for_.begin(), stands_for_.end(),
+                                   [](const std::vector<int>& s) { return !s.empty(); });
+  if (options_.network == NetworkModel::kFlow && several) {
+    representative_ = std::move(representative);
+    rank_of_vertex_.assign(topology_.topology.vertex_count(), -1);
+    for (int r = 0; r < ranks(); ++r) rank_of_vertex_[topology_.gpu_vertices[r]] = r;
+    network_.set_on_bundle_apart([this] { break_symmetry(); });
+  }
   return true;
 }
 

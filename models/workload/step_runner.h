@@ -244,6 +244,11 @@ class StepRunner {
   std::vector<int> index_;      // per rank, its place in simulated_ (-1: not simulated)
   std::vector<Time> weight_;    // per rank, the ranks it stands for (empty: every rank simulated)
   bool symmetry_broken_ = false;
+  // Flow mode with classes of several nodes: each node's representative, each GPU vertex's rank,
+  // and each all-to-all plan's bundles (bundle_plan(); null when it has none).
+  std::vector<int> representative_;
+  std::vector<int> rank_of_vertex_;
+  std::map<const CollectivePlan*, std::shared_ptr<const PlanBundles>> bundles_;
   // Flow mode: each all-reduce lowered once, by bytes, algorithm and protocol.
   std::map<std::tuple<double, Algorithm, Protocol>, std::shared_ptr<const FlowCollectiveShape>>
       all_reduce_shapes_;

@@ -283,6 +283,37 @@ TEST(StepRunnerTest, ClassesOfNodesStandForTheirNodesWeighedByTheirSize) {
   testing::expect_same_steps(r, every_rank.run());
 }
 
+TEST(StepRunnerTest, ABundleHeldAtOneMembersOwnLinkBreaksTheSymmetry) {
+  // The five nodes above, nodes 2 and 3 one class. Their ranks send rank 0 1 MB each, which run
+  // as bundles (rank 4's message with rank 6's, 5's with 7's), and each sends 4 MB to each rank
+  // of the other node, flows of their own. Node 2's NIC then carries 6 flows (25 / 6 GB/s each)
+  // and node 0's 4 (25 / 4): a bundle is held at a link of node 2 that node 3's member does not
+  // cross, so the members need not move at one rate, and the run stops for one of every rank.
+  // There node 2's NIC carries 2 x 1 + 4 x 4 = 18 MB after the 1 ms of work: 720 us at 25 GB/s.
+  const ClusterSpec cluster = nodes_on_one_nic(5, 2);
+  std::vector<std::vector<double>> rows(10, std::vector<double>(10, 0.0));
+  for (const int r : {4, 5, 6, 7}) {
+    rows[r][0] = 1e6;
+    for (const int o : {4, 5, 6, 7}) {
+      if (o / 2 != r / 2) rows[r][o] = 4e6;
+    }
+  }
+  const ByteMatrix bytes = ByteMatrix::from_rows(rows);
+  StepRunner classes(cluster, 5, one_step(), /*input_copies=*/false);
+  ASSERT_TRUE(classes.represent_nodes({0, 1, 1, 1, 1}));
+  EXPECT_EQ(classes.simulated(), (std::vector<int>{0, 1, 2, 3, 4, 5, 8, 9}));
+  work_then_exchange(classes, bytes, kMillisecond, kMillisecond);
+  classes.run();
+  EXPECT_TRUE(classes.symmetry_broken());
+  StepSimulationOptions whole = one_step();
+  whole.represent_nodes = false;
+  StepRunner every_rank(cluster, 5, whole, /*input_copies=*/false);
+  work_then_exchange(every_rank, bytes, kMillisecond, kMillisecond);
+  const StepSimulationResult r = every_rank.run();
+  EXPECT_GE(r.step_time, kMillisecond + transfer_time(18e6, 25e9));
+  EXPECT_LT(r.step_time, kMillisecond + transfer_time(18e6, 25e9) + 50 * kMicrosecond);
+}
+
 TEST(StepRunnerTest, ANodeOfAClassThatSeesTheFabricOtherwiseIsAClassOfItsOwn) {
   // Six nodes of 2 GPUs, 3 to a leaf switch, as above: node 0 holds the shard
   // and nodes 1-5 do the same. Seen from the fabric they do not: nodes 1 and 2 share node 0's
