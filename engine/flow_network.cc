@@ -90,20 +90,29 @@ FlowId FlowNetwork::start(RouteId route, double bytes, Callback on_arrived, Call
 }
 
 FlowId FlowNetwork::start_bundle(RouteId route, double bytes,
-                                 std::shared_ptr<const std::vector<LinkId>> shared,
-                                 Callback on_arrived, Callback on_transmitted, double rate_cap) {
-  TRAINSIM_ASSERT(shared != nullptr && !shared->empty() && router_->repeats(route),
-                  "a bundle's members all cross some link");
+                                 std::shared_ptr<const BundleLinks> links, Callback on_arrived,
+                                 Callback on_transmitted, double rate_cap) {
+  TRAINSIM_ASSERT(links != nullptr && (!links->shared.empty() || !links->mirrored.empty()),
+                  "a bundle names the links that hold its members alike");
   // (start() solves nothing before it returns: a solve is an event of its own.)
   const FlowId id = start(route, bytes, std::move(on_arrived), std::move(on_transmitted), rate_cap);
   flows_[id].bundle = true;
-  bundles_[id] = std::move(shared);
+  bundles_[id] = std::move(links);
   return id;
 }
 
-void FlowNetwork::check_bundle(std::uint32_t local, LinkId link) {
-  const std::vector<LinkId>& shared = *flow_shared_[local];
-  if (std::binary_search(shared.begin(), shared.end(), link) || bundle_apart_) return;
+void FlowNetwork::check_bundle(std::uint32_t local, LinkId link, std::uint32_t j) {
+  if (bundle_apart_) return;
+  const BundleLinks& b = *flow_bundle_[local];
+  if (std::binary_search(b.shared.begin(), b.shared.end(), link)) return;
+  if (std::binary_search(b.mirrored.begin(), b.mirrored.end(), link)) {
+    bool bundles_only = true;
+    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1] && bundles_only; ++k) {
+      const std::uint32_t i = link_flows_[k];
+      bundles_only = flow_dead_[i] || flow_bundle_[i] != nullptr;
+    }
+    if (bundles_only) return;
+  }
   bundle_apart_ = true;
   if (on_bundle_apart_) on_bundle_apart_();
 }
@@ -560,12 +569,12 @@ void FlowNetwork::build_compact() {
     }
   }
   flow_first_[nf] = static_cast<std::uint32_t>(flow_links_.size());
-  flow_shared_.clear();
+  flow_bundle_.clear();
   if (!bundles_.empty()) {
-    flow_shared_.assign(nf, nullptr);
+    flow_bundle_.assign(nf, nullptr);
     for (std::size_t i = 0; i < nf; ++i) {
       const FlowId id = component_flows_[i];
-      if (flows_[id].bundle) flow_shared_[i] = bundles_.at(id).get();
+      if (flows_[id].bundle) flow_bundle_[i] = bundles_.at(id).get();
     }
   }
   for (std::size_t j = 0; j < nl; ++j) link_first_[j + 1] += link_first_[j];
@@ -785,7 +794,7 @@ void FlowNetwork::fill_component() {
       if (k + 4 < last) __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
       const std::uint32_t i = link_flows_[k];
       if (flow_fixed_[i]) continue;
-      if (!flow_shared_.empty() && flow_shared_[i]) check_bundle(i, link);
+      if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
       fix(i, share);
     }
   }

@@ -89,17 +89,24 @@ class FlowNetwork {
                Callback on_transmitted = {}, double rate_cap = kUncapped);
 
   // A flow that stands for several flows of the same bytes and cap starting at the same instant
-  // (a node's transfer and its counterparts on the nodes of its class): `route` lists every
-  // member's links (add_route; a link k members cross appears k times), so the one flow loads
-  // the links as the members would, each member at its rate. The members keep one rate in the
-  // max-min solution as long as each solve fixes the flow at a link that every member crosses
-  // (`shared`, sorted): at a link only some of them cross (one member's own, or a switch's link
-  // that some members' routes take), those would be held and the others not, so the members
-  // would drift apart. The network then calls the callback set_on_bundle_apart() gave, once, and
-  // carries on (the caller decides what to do with a run that no longer stands for its members).
-  FlowId start_bundle(RouteId route, double bytes,
-                      std::shared_ptr<const std::vector<LinkId>> shared, Callback on_arrived,
-                      Callback on_transmitted = {}, double rate_cap = kUncapped);
+  // (a node's transfer and its counterparts on the other nodes of its class): `route` lists
+  // every member's links (add_route; a link k members cross appears k times), so the one flow
+  // loads the links as the members would, each member at its rate. The members keep one rate in
+  // the max-min solution as long as each solve fixes the flow at a link where all of them are
+  // held alike: a link every member crosses (`shared`), or one of a member's own links
+  // (`mirrored`: each member crosses its own counterpart of it) that carries bundles only, whose
+  // members' counterparts load the counterparts alike. Held at another link (a switch's link
+  // that some members' routes take, or a member's own link that a flow of its own also crosses),
+  // the members could drift apart: the network then calls the callback set_on_bundle_apart()
+  // gave, once, and carries on (the caller decides what to do with a run that no longer stands
+  // for its members).
+  struct BundleLinks {
+    std::vector<LinkId> shared;    // sorted
+    std::vector<LinkId> mirrored;  // sorted
+  };
+  FlowId start_bundle(RouteId route, double bytes, std::shared_ptr<const BundleLinks> links,
+                      Callback on_arrived, Callback on_transmitted = {},
+                      double rate_cap = kUncapped);
   void set_on_bundle_apart(Callback callback) { on_bundle_apart_ = std::move(callback); }
   bool bundle_apart() const { return bundle_apart_; }
 
@@ -283,12 +290,13 @@ class FlowNetwork {
   FlowNetworkCounters counters_;
   // Bundles in flight: the links each one's members all cross; by local index in the compact
   // copy, those of its flows (null for a plain flow; empty when no bundle is in the copy).
-  std::unordered_map<FlowId, std::shared_ptr<const std::vector<LinkId>>> bundles_;
-  std::vector<const std::vector<LinkId>*> flow_shared_;
+  std::unordered_map<FlowId, std::shared_ptr<const BundleLinks>> bundles_;
+  std::vector<const BundleLinks*> flow_bundle_;
   Callback on_bundle_apart_;
   bool bundle_apart_ = false;
-  // Called when a solve fixes bundle `local` at `link`: whether every member crosses it.
-  void check_bundle(std::uint32_t local, LinkId link);
+  // Called when a solve fixes bundle `local` at `link` (local index `j`): whether its members
+  // are all held there alike.
+  void check_bundle(std::uint32_t local, LinkId link, std::uint32_t j);
   LinkObserver link_observer_;
   FlowObserver flow_observer_;
   void allocated_changed(LinkId l) {

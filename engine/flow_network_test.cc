@@ -269,7 +269,8 @@ TEST(FlowNetworkTest, ABundleMovesAsItsMembersAndSaysWhenTheyWouldDriftApart) {
     std::vector<Time> done;
     if (bundled) {
       const std::vector<LinkId> links = {fan.up, fan.to_first, fan.up, fan.to_second};
-      const auto shared = std::make_shared<const std::vector<LinkId>>(1, fan.up);
+      const auto shared =
+          std::make_shared<const FlowNetwork::BundleLinks>(FlowNetwork::BundleLinks{{fan.up}, {}});
       net.start_bundle(net.router().add_route(links), 10e6, shared,
                        [&] { done.push_back(sim.now()); });
     } else {
@@ -292,7 +293,8 @@ TEST(FlowNetworkTest, ABundleMovesAsItsMembersAndSaysWhenTheyWouldDriftApart) {
   int apart = 0;
   net.set_on_bundle_apart([&] { ++apart; });
   const std::vector<LinkId> links = {fan.up, fan.to_first, fan.up, fan.to_second};
-  const auto shared = std::make_shared<const std::vector<LinkId>>(1, fan.up);
+  const auto shared =
+      std::make_shared<const FlowNetwork::BundleLinks>(FlowNetwork::BundleLinks{{fan.up}, {}});
   net.start(fan.fan, fan.second, 10e6, [] {});
   const FlowId bundle = net.start_bundle(net.router().add_route(links), 10e6, shared, [] {});
   sim.run_until(1);
@@ -300,6 +302,40 @@ TEST(FlowNetworkTest, ABundleMovesAsItsMembersAndSaysWhenTheyWouldDriftApart) {
   sim.run();
   EXPECT_EQ(apart, 1);
   EXPECT_TRUE(net.bundle_apart());
+}
+
+TEST(FlowNetworkTest, ABundleHeldAtItsMembersOwnLinksStaysWholeWhileOnlyBundlesCrossThem) {
+  // Two members on links of their own (s1 -> r1 and s2 -> r2, 10 GB/s each), counterparts of
+  // each other. Two bundles of such members, 10 MB each: each link carries both bundles, so each
+  // member gets 5 GB/s, held alike on both links: done at 2 ms, and the network says nothing. A
+  // flow of its own on s1's link (20 MB) holds the members there at 10 / 3 GB/s while s2's link
+  // would give its members 5: the network says they could drift apart.
+  for (const bool own_flow : {false, true}) {
+    Topology topology;
+    const VertexId s1 = topology.add_vertex("s1", true), r1 = topology.add_vertex("r1", true);
+    const VertexId s2 = topology.add_vertex("s2", true), r2 = topology.add_vertex("r2", true);
+    const LinkId p1 = topology.add_link(s1, r1, 10 * kGBps, 0);
+    const LinkId p2 = topology.add_link(s2, r2, 10 * kGBps, 0);
+    Simulation sim;
+    FlowNetwork net(sim, topology);
+    int apart = 0;
+    net.set_on_bundle_apart([&] { ++apart; });
+    const std::vector<LinkId> links = {p1, p2};
+    const auto held =
+        std::make_shared<const FlowNetwork::BundleLinks>(FlowNetwork::BundleLinks{{}, {p1, p2}});
+    std::vector<Time> done;
+    FlowId first = 0;
+    for (int b = 0; b < 2; ++b) {
+      first = net.start_bundle(net.router().add_route(links), 10e6, held,
+                               [&] { done.push_back(sim.now()); });
+    }
+    if (own_flow) net.start(s1, r1, 20e6, [] {});
+    sim.run_until(1);
+    EXPECT_DOUBLE_EQ(net.rate(first), own_flow ? 10 * kGBps / 3 : 5 * kGBps);
+    sim.run();
+    EXPECT_EQ(apart, own_flow ? 1 : 0);
+    if (!own_flow) EXPECT_EQ(done, (std::vector<Time>(2, 2 * kMillisecond)));
+  }
 }
 
 TEST(FlowNetworkTest, TwoFlowsOnOneLinkGetHalfEach) {

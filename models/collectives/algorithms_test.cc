@@ -420,7 +420,8 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
   // Without bundles, 20 flows: 6 node-0 NIC flows each way, 2 NVLink legs on node 0 (data for
   // the other rail's peers) and 2 on each other node (ids for the other rail's table GPU). With
   // bundles, node 0's flows to (from) the 3 nodes of the class on one rail are one: 2 + 2
-  // bundles, and the 8 NVLink legs stay apart: 12 flows.
+  // bundles; the class's NVLink legs from GPU 0 to 1 are one, and from 1 to 0: 2 bundles; node
+  // 0's two legs stay apart: 8 flows.
   const ClusterSpec spec = cluster(2);
   const int nodes = 4, g = 2;
   const ClusterTopology topology = build_cluster_topology(spec, nodes);
@@ -447,9 +448,9 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
     std::shared_ptr<const PlanBundles> bundles;
     if (bundled) {
       bundles = bundle_plan(network.router(), *plan, *routes, representative, rank_of_vertex,
-                            topology.gpu_vertices, g);
+                            topology.gpu_vertices, topology.node_of_vertex, g);
       ASSERT_NE(bundles, nullptr);
-      EXPECT_EQ(bundles->size(), 4u);
+      EXPECT_EQ(bundles->size(), 6u);
     }
     auto op = make_alltoallv(sim, network, spec, topology, plan, false, routes, bundles);
     finish.emplace_back(nodes * g, -1);
@@ -460,7 +461,7 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
     network.set_on_bundle_apart([&] { apart = true; });
     sim.run();
     EXPECT_FALSE(apart);
-    EXPECT_EQ(network.counters().flows_started, bundled ? 12u : 20u);
+    EXPECT_EQ(network.counters().flows_started, bundled ? 8u : 20u);
     for (int r = 0; r < nodes * g; ++r) {
       EXPECT_EQ(finish.back()[r], software + (r < g ? 960 : 964) * kMicrosecond) << r;
     }
@@ -469,7 +470,7 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
   // A plan between nodes that each are a class of their own has nothing to bundle.
   Router router(topology.topology);
   EXPECT_EQ(bundle_plan(router, *plan, *route_plan(router, *plan), std::vector<int>{0, 1, 2, 3},
-                        rank_of_vertex, topology.gpu_vertices, g),
+                        rank_of_vertex, topology.gpu_vertices, topology.node_of_vertex, g),
             nullptr);
 }
 

@@ -175,7 +175,7 @@ void PlanCollective::join_all(int participants, const std::function<void(int)>& 
 }
 
 void PlanCollective::start_group(const ExchangeClasses& groups, std::size_t c,
-                                 std::shared_ptr<const std::vector<LinkId>> shared) {
+                                 std::shared_ptr<const FlowNetwork::BundleLinks> links) {
   const PlanTransfer& t = plan_->transfer(groups.members[groups.first[c]]);
   // (`groups` is classes_ or bundles_, which outlive the flow.)
   auto each = [this, &groups, c](bool arrived) {
@@ -185,8 +185,8 @@ void PlanCollective::start_group(const ExchangeClasses& groups, std::size_t c,
   };
   FlowNetwork::Callback arrived = [each] { each(/*arrived=*/true); };
   FlowNetwork::Callback transmitted = [each] { each(/*arrived=*/false); };
-  if (shared) {
-    network_.start_bundle(groups.routes[c], t.bytes, std::move(shared), std::move(arrived),
+  if (links) {
+    network_.start_bundle(groups.routes[c], t.bytes, std::move(links), std::move(arrived),
                           std::move(transmitted), t.rate_cap);
   } else {
     network_.start(groups.routes[c], t.bytes, std::move(arrived), std::move(transmitted),
@@ -201,7 +201,7 @@ void PlanCollective::release(TransferId id) {
   if (b == PlanBundles::kNone) {
     start(id);
   } else if (--bundle_waiting_[b] == 0) {
-    start_group(bundles_->bundles, b, bundles_->shared[b]);
+    start_group(bundles_->bundles, b, bundles_->links[b]);
   }
 }
 
@@ -257,15 +257,17 @@ std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectiveP
                                                std::span<const int> representative,
                                                std::span<const int> rank_of_vertex,
                                                std::span<const VertexId> gpu_vertices,
+                                               std::span<const int> node_of_vertex,
                                                int gpus_per_node) {
   TRAINSIM_ASSERT(routes.size() == plan.size(), "routes of another plan");
   if (!plan.independent() || gpus_per_node <= 0) return nullptr;
   const int g = gpus_per_node;
   const auto nodes = static_cast<int>(representative.size());
-  std::vector<int> class_size(representative.size(), 0);
+  std::vector<std::uint32_t> class_size(representative.size(), 0);
   for (const int rep : representative) ++class_size[static_cast<std::size_t>(rep)];
   auto in_group = [&](int node) { return class_size[representative[node]] > 1; };
   auto rank_of = [&](VertexId v) { return v < rank_of_vertex.size() ? rank_of_vertex[v] : -1; };
+  auto node_of = [&](VertexId v) { return v < node_of_vertex.size() ? node_of_vertex[v] : -1; };
   // Transfers by their ends, to find the representative node's counterpart of a transfer.
   std::unordered_map<std::uint64_t, TransferId> by_ends;
   by_ends.reserve(plan.size());
@@ -274,17 +276,20 @@ std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectiveP
     const std::uint64_t key = (std::uint64_t{t.from} << 32) | t.to;
     if (!by_ends.emplace(key, id).second) return nullptr;  // two transfers between the same ends
   }
-  // Each transfer's counterpart on the representative node (itself there), or kNone.
+  // Each transfer's counterpart on the representative node (itself there), or kNone; a bundle
+  // needs a member on every node of its class, all alike.
   constexpr std::uint32_t kNone = PlanBundles::kNone;
   BigVector<std::uint32_t> stands_for(plan.size(), kNone);
   std::vector<std::uint32_t> members(plan.size(), 0);  // per representative transfer
+  std::vector<std::uint32_t> needed(plan.size(), 0);   // its class's nodes
   std::vector<char> unlike(plan.size(), 0);            // a counterpart differs: no bundle
   for (TransferId id = 0; id < plan.size(); ++id) {
     const PlanTransfer& t = plan.transfer(id);
     const int a = rank_of(t.from), b = rank_of(t.to);
-    if (a < 0 || b < 0 || a / g == b / g || a / g >= nodes || b / g >= nodes) continue;
+    if (a < 0 || b < 0 || a / g >= nodes || b / g >= nodes) continue;
     const bool ga = in_group(a / g), gb = in_group(b / g);
-    if (ga == gb) continue;  // both of their own class, or both of classes of several
+    // Between a node of its own and one of a class of several, or inside one of the latter.
+    if (a / g == b / g ? !ga : ga == gb) continue;
     const int ra = ga ? representative[a / g] * g + a % g : a;
     const int rb = gb ? representative[b / g] * g + b % g : b;
     const std::uint64_t key = (std::uint64_t{gpu_vertices[ra]} << 32) | gpu_vertices[rb];
@@ -298,58 +303,66 @@ std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectiveP
     }
     stands_for[id] = rep;
     ++members[rep];
+    needed[rep] = class_size[representative[(ga ? a : b) / g]];
   }
   auto bundles = std::make_shared<PlanBundles>();
   PlanBundles& out = *bundles;
   out.bundle_of.assign(plan.size(), kNone);
   // Bundle by bundle, in the order of their representative transfers; members in id order.
-  std::vector<std::uint32_t> first_of(plan.size(), kNone);
-  std::vector<TransferId> reps;
+  std::vector<std::uint32_t> index_of(plan.size(), kNone);
+  std::vector<std::vector<TransferId>> of_bundle;
   for (TransferId id = 0; id < plan.size(); ++id) {
     const std::uint32_t rep = stands_for[id];
-    if (rep == kNone || members[rep] < 2 || unlike[rep] || stands_for[rep] != rep) continue;
-    if (first_of[rep] == kNone) {
-      first_of[rep] = static_cast<std::uint32_t>(reps.size());
-      reps.push_back(rep);
+    if (rep == kNone || members[rep] != needed[rep] || unlike[rep] || stands_for[rep] != rep) {
+      continue;
     }
-    out.bundle_of[id] = first_of[rep];
+    if (index_of[rep] == kNone) {
+      index_of[rep] = static_cast<std::uint32_t>(of_bundle.size());
+      of_bundle.push_back({rep});
+    }
+    if (id != rep) of_bundle[index_of[rep]].push_back(id);
   }
-  if (reps.empty()) return nullptr;
-  std::vector<std::vector<TransferId>> of_bundle(reps.size());
-  for (std::size_t b = 0; b < reps.size(); ++b) of_bundle[b].push_back(reps[b]);
-  for (TransferId id = 0; id < plan.size(); ++id) {
-    const std::uint32_t b = out.bundle_of[id];
-    if (b != kNone && id != reps[b]) of_bundle[b].push_back(id);
-  }
-  std::vector<std::uint32_t> crossings(router.topology().link_count(), 0);
+  const Topology& topology = router.topology();
+  auto owned = [&](LinkId l) {  // a link of a node of a class of several
+    const Link& link = topology.link(l);
+    for (const VertexId v : {link.from, link.to}) {
+      const int n = node_of(v);
+      if (n >= 0 && n < nodes && in_group(n)) return true;
+    }
+    return false;
+  };
+  std::vector<std::uint32_t> crossings(topology.link_count(), 0);
   std::vector<LinkId> links;
   out.bundles.first.push_back(0);
-  for (std::size_t b = 0; b < reps.size(); ++b) {
+  for (const std::vector<TransferId>& group : of_bundle) {
     links.clear();
-    for (const TransferId id : of_bundle[b]) {
-      out.bundles.members.push_back(id);
+    for (const TransferId id : group) {
       const auto route = router.links(routes[id]);
       links.insert(links.end(), route.begin(), route.end());
     }
-    out.bundles.first.push_back(out.bundles.members.size());
-    // The links every member crosses (each member's route crosses a link once at most).
-    auto shared = std::make_shared<std::vector<LinkId>>();
+    // The links every member crosses (each member's route crosses a link once at most), and
+    // the members' own.
+    auto held = std::make_shared<FlowNetwork::BundleLinks>();
     for (const LinkId l : links) {
-      if (++crossings[l] == of_bundle[b].size()) shared->push_back(l);
+      if (++crossings[l] == group.size()) held->shared.push_back(l);
     }
-    for (const LinkId l : links) crossings[l] = 0;
-    std::sort(shared->begin(), shared->end());
-    if (shared->empty()) {
-      // Members that share no link: each runs as a flow of its own.
-      out.bundles.members.resize(out.bundles.first[b]);
-      out.bundles.first.pop_back();
-      for (const TransferId id : of_bundle[b]) out.bundle_of[id] = kNone;
-      continue;
+    for (const LinkId l : links) {
+      if (crossings[l] == 0) continue;
+      if (crossings[l] < group.size() && owned(l)) held->mirrored.push_back(l);
+      crossings[l] = 0;
     }
+    // Between one GPU's own ends, or members held nowhere alike: each a flow of its own.
+    if (links.empty() || (held->shared.empty() && held->mirrored.empty())) continue;
+    std::sort(held->shared.begin(), held->shared.end());
+    std::sort(held->mirrored.begin(), held->mirrored.end());
     const auto index = static_cast<std::uint32_t>(out.bundles.routes.size());
-    for (const TransferId id : of_bundle[b]) out.bundle_of[id] = index;
-    out.bundles.routes.push_back(router.add_route(links, router.latency(routes[reps[b]])));
-    out.shared.push_back(std::move(shared));
+    for (const TransferId id : group) {
+      out.bundles.members.push_back(id);
+      out.bundle_of[id] = index;
+    }
+    out.bundles.first.push_back(out.bundles.members.size());
+    out.bundles.routes.push_back(router.add_route(links, router.latency(routes[group[0]])));
+    out.links.push_back(std::move(held));
   }
   if (out.bundles.routes.empty()) return nullptr;
   return bundles;

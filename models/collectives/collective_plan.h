@@ -107,27 +107,27 @@ bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b);
 
 // Transfers that run as one flow per bundle (FlowNetwork::start_bundle): on a cluster whose nodes
 // fall into classes that do the same (StepRunner::represent_nodes), a transfer between a node of
-// its own class and a node of a class of several, and its counterparts from or to every other
-// node of that class (the same ends' local GPUs, bytes, cap and route latency). The bundle's
-// route lists every member's links, so it loads the fabric as they all would; the network says
-// when its members would not move at one rate.
+// its own class and a node of a class of several, or inside a node of a class of several, with
+// its counterparts on every other node of that class (the same local GPUs, bytes, cap and route
+// latency). The bundle's route lists every member's links, so it loads the fabric as they all
+// would; the network says when its members would not move at one rate.
 struct PlanBundles {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   ExchangeClasses bundles;  // members (the representative node's transfer first) and routes
-  std::vector<std::shared_ptr<const std::vector<LinkId>>> shared;  // links every member crosses
+  // Per bundle: the links every member crosses, and the members' own (their nodes').
+  std::vector<std::shared_ptr<const FlowNetwork::BundleLinks>> links;
   BigVector<std::uint32_t> bundle_of;  // by transfer: its bundle, or kNone (a flow of its own)
   std::size_t size() const { return bundles.size(); }
 };
 // The bundles of an independent plan (none for one whose transfers wait for others, or with no
 // bundle of two members or more). `representative[n]`: the first node of node n's class;
 // `rank_of_vertex`: a GPU vertex's rank (node * gpus_per_node + local index; -1 for another
-// vertex), `gpu_vertices` the inverse; `routes` the plan's routes on `router`.
-std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectivePlan& plan,
-                                               const PlanRoutes& routes,
-                                               std::span<const int> representative,
-                                               std::span<const int> rank_of_vertex,
-                                               std::span<const VertexId> gpu_vertices,
-                                               int gpus_per_node);
+// vertex), `gpu_vertices` the inverse; `node_of_vertex`: ClusterTopology's; `routes` the plan's
+// routes on `router`.
+std::shared_ptr<const PlanBundles> bundle_plan(
+    Router& router, const CollectivePlan& plan, const PlanRoutes& routes,
+    std::span<const int> representative, std::span<const int> rank_of_vertex,
+    std::span<const VertexId> gpu_vertices, std::span<const int> node_of_vertex, int gpus_per_node);
 
 // Runs a plan as flows. Participants join with Collective::join(). `routes`: the plan's routes on
 // the network's router, from route_plan() (looked up here when null). `bundles`: transfers that
@@ -150,10 +150,10 @@ class PlanCollective final : public Collective {
  private:
   void release(TransferId id);
   void start(TransferId id);
-  // Group c's one flow (of classes_, or of bundles_ with `shared` links), standing for each of
-  // its transfers.
+  // Group c's one flow (of classes_, or of bundles_ with its `links`), standing for each of its
+  // transfers.
   void start_group(const ExchangeClasses& groups, std::size_t c,
-                   std::shared_ptr<const std::vector<LinkId>> shared = nullptr);
+                   std::shared_ptr<const FlowNetwork::BundleLinks> links = nullptr);
   // The transfer's last byte arrived (its receiver's part) or left (its sender's): the
   // transfers that wait for that are released, and the participant's obligation met.
   void finished(TransferId id, bool arrived);

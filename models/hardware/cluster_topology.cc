@@ -42,6 +42,8 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
   }
   for (int n = 0; n < nodes; ++n) {
     const std::string prefix = node_prefix(n);
+    const std::size_t first_vertex = t.vertex_count();
+    // (Every vertex this iteration adds is node n's: see the end of the loop.)
     std::vector<VertexId> local;
     for (int g = 0; g < gpus; ++g) {
       local.push_back(t.add_vertex(prefix + "gpu" + std::to_string(g), /*transit=*/false));
@@ -78,6 +80,9 @@ ClusterTopology build_cluster_topology(const ClusterSpec& spec, int nodes) {
       }
       nics[n].push_back(v);
     }
+    out.node_of_vertex.resize(t.vertex_count(), -1);
+    std::fill(out.node_of_vertex.begin() + static_cast<std::ptrdiff_t>(first_vertex),
+              out.node_of_vertex.end(), n);
   }
   out.nic_send_vertices.resize(nodes);
   out.nic_receive_vertices.resize(nodes);
@@ -165,6 +170,11 @@ ClusterTopology node_range(const ClusterTopology& whole, int first_node, int nod
   out.nic_receive_vertices = by_node(whole.nic_receive_vertices);
   out.nic_switch_vertices = by_node(whole.nic_switch_vertices);
   out.nics_of_gpu = whole.nics_of_gpu;
+  out.node_of_vertex.assign(whole.node_of_vertex.size(), -1);
+  for (std::size_t v = 0; v < whole.node_of_vertex.size(); ++v) {
+    const int n = whole.node_of_vertex[v];
+    if (n >= first_node && n < first_node + nodes) out.node_of_vertex[v] = n - first_node;
+  }
   return out;
 }
 

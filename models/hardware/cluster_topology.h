@@ -30,6 +30,9 @@ struct ClusterTopology {
   std::vector<std::vector<VertexId>> nic_receive_vertices;
   std::vector<std::vector<VertexId>> nic_switch_vertices;
   std::vector<std::vector<int>> nics_of_gpu;  // by local GPU index: the NICs it sends through
+  // By vertex: the node it belongs to (a GPU, a node's NVSwitch, PCIe switch or NIC), or -1 (a
+  // switch of the network).
+  std::vector<int> node_of_vertex;
 
   int gpu_count() const { return nodes * gpus_per_node; }
   VertexId gpu(int node, int local) const { return gpu_vertices[node * gpus_per_node + local]; }

@@ -257,7 +257,8 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
       auto [at, made] = bundles_.try_emplace(kept.plan.get());
       if (made) {
         at->second = bundle_plan(network_.router(), *kept.plan, *kept.routes, representative_,
-                                 rank_of_vertex_, topology_.gpu_vertices, topology_.gpus_per_node);
+                                 rank_of_vertex_, topology_.gpu_vertices, topology_.node_of_vertex,
+                                 topology_.gpus_per_node);
       }
       bundles = at->second;
     }
