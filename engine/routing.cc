@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "engine/check.h"
 #include "engine/simulation.h"
@@ -291,19 +292,19 @@ RouteId Router::add_route(std::span<const LinkId> links, std::optional<Time> lat
   Time sum = 0;
   double bottleneck = std::numeric_limits<double>::infinity();
   bool repeats = false;
-  std::vector<LinkId> sorted(links.begin(), links.end());
-  std::sort(sorted.begin(), sorted.end());
+  // Each link's appearances, counted in place (a bundle's route lists thousands of links).
+  if (appearances_.size() < topology_.link_count()) appearances_.resize(topology_.link_count(), 0);
   std::vector<std::pair<LinkId, std::uint32_t>> crossed;
-  for (std::size_t i = 0; i < sorted.size();) {
-    TRAINSIM_ASSERT(sorted[i] < topology_.link_count(), "route over an unknown link");
-    std::size_t j = i;
-    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
-    repeats = repeats || j - i > 1;
-    crossed.emplace_back(sorted[i], static_cast<std::uint32_t>(j - i));
-    const Link& link = topology_.link(sorted[i]);
-    sum += link.latency * static_cast<Time>(j - i);
-    bottleneck = std::min(bottleneck, link.bandwidth_bytes_per_s / static_cast<double>(j - i));
-    i = j;
+  for (const LinkId l : links) {
+    TRAINSIM_ASSERT(l < topology_.link_count(), "route over an unknown link");
+    if (appearances_[l]++ == 0) crossed.emplace_back(l, 0);
+  }
+  for (auto& [l, times] : crossed) {
+    times = std::exchange(appearances_[l], 0);
+    repeats = repeats || times > 1;
+    const Link& link = topology_.link(l);
+    sum += link.latency * static_cast<Time>(times);
+    bottleneck = std::min(bottleneck, link.bandwidth_bytes_per_s / static_cast<double>(times));
   }
   const Time route_latency = latency.value_or(sum);
   std::uint64_t hash = mix64(links.size());

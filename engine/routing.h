@@ -71,7 +71,8 @@ class Router {
   double bottleneck_bandwidth(RouteId id) const { return routes_[id].bottleneck_bytes_per_s; }
   // Whether the route crosses some link more than once (only a route given by add_route can).
   bool repeats(RouteId id) const { return routes_[id].repeats; }
-  // A route that repeats: each link it crosses and how many times, by link id.
+  // A route that repeats: each link it crosses and how many times, in the order the links first
+  // appear on it.
   std::span<const std::pair<LinkId, std::uint32_t>> crossings(RouteId id) const;
   std::size_t route_count() const { return routes_.size(); }
   const Topology& topology() const { return topology_; }
@@ -108,6 +109,7 @@ class Router {
   bool by_destination_;
   // The crossings of the routes that repeat, one run each (crossings_at_: route -> first).
   std::vector<std::pair<LinkId, std::uint32_t>> crossings_;
+  std::vector<std::uint32_t> appearances_;  // add_route's count by link (zero between calls)
   std::unordered_map<RouteId, std::pair<std::size_t, std::size_t>> crossings_at_;
   std::vector<char> transit_;
   Adjacency out_, in_;

@@ -258,9 +258,23 @@ std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectiveP
                                                std::span<const int> rank_of_vertex,
                                                std::span<const VertexId> gpu_vertices,
                                                std::span<const int> node_of_vertex,
-                                               int gpus_per_node) {
+                                               int gpus_per_node,
+                                               std::shared_ptr<const PlanBundles> same_ends) {
   TRAINSIM_ASSERT(routes.size() == plan.size(), "routes of another plan");
   if (!plan.independent() || gpus_per_node <= 0) return nullptr;
+  if (same_ends) {
+    TRAINSIM_ASSERT(same_ends->bundle_of.size() == plan.size(), "bundles of another plan");
+    const ExchangeClasses& b = same_ends->bundles;
+    bool alike = true;
+    for (std::size_t c = 0; c < b.size() && alike; ++c) {
+      const PlanTransfer& first = plan.transfer(b.members[b.first[c]]);
+      for (std::size_t i = b.first[c] + 1; i < b.first[c + 1] && alike; ++i) {
+        const PlanTransfer& t = plan.transfer(b.members[i]);
+        alike = t.bytes == first.bytes && t.rate_cap == first.rate_cap;
+      }
+    }
+    if (alike) return same_ends;
+  }
   const int g = gpus_per_node;
   const auto nodes = static_cast<int>(representative.size());
   std::vector<std::uint32_t> class_size(representative.size(), 0);

@@ -123,11 +123,14 @@ struct PlanBundles {
 // bundle of two members or more). `representative[n]`: the first node of node n's class;
 // `rank_of_vertex`: a GPU vertex's rank (node * gpus_per_node + local index; -1 for another
 // vertex), `gpu_vertices` the inverse; `node_of_vertex`: ClusterTopology's; `routes` the plan's
-// routes on `router`.
+// routes on `router`. `same_ends`: the bundles of a plan between the same ends on the same routes
+// (a step's gradients go where its ids went), taken as they are when this plan's members are
+// alike too.
 std::shared_ptr<const PlanBundles> bundle_plan(
     Router& router, const CollectivePlan& plan, const PlanRoutes& routes,
     std::span<const int> representative, std::span<const int> rank_of_vertex,
-    std::span<const VertexId> gpu_vertices, std::span<const int> node_of_vertex, int gpus_per_node);
+    std::span<const VertexId> gpu_vertices, std::span<const int> node_of_vertex, int gpus_per_node,
+    std::shared_ptr<const PlanBundles> same_ends = nullptr);
 
 // Runs a plan as flows. Participants join with Collective::join(). `routes`: the plan's routes on
 // the network's router, from route_plan() (looked up here when null). `bundles`: transfers that

@@ -256,11 +256,18 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
     if (!rank_of_vertex_.empty()) {
       auto [at, made] = bundles_.try_emplace(kept.plan.get());
       if (made) {
-        at->second = bundle_plan(network_.router(), *kept.plan, *kept.routes, representative_,
-                                 rank_of_vertex_, topology_.gpu_vertices, topology_.node_of_vertex,
-                                 topology_.gpus_per_node);
+        // A plan on the routes of an earlier one goes between the same ends: its bundles serve
+        // when this plan's members are alike too.
+        std::shared_ptr<const PlanBundles> same_ends;
+        for (const auto& [plan, made_for] : bundles_) {
+          if (made_for.routes == kept.routes && made_for.bundles) same_ends = made_for.bundles;
+        }
+        at->second = {kept.routes,
+                      bundle_plan(network_.router(), *kept.plan, *kept.routes, representative_,
+                                  rank_of_vertex_, topology_.gpu_vertices,
+                                  topology_.node_of_vertex, topology_.gpus_per_node, same_ends)};
       }
-      bundles = at->second;
+      bundles = at->second.bundles;
     }
     keep(make_alltoallv(sim_, network_, cluster_, topology_, kept.plan, per_node, kept.routes,
                         std::move(bundles)),

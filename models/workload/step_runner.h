@@ -248,7 +248,11 @@ class StepRunner {
   // and each all-to-all plan's bundles (bundle_plan(); null when it has none).
   std::vector<int> representative_;
   std::vector<int> rank_of_vertex_;
-  std::map<const CollectivePlan*, std::shared_ptr<const PlanBundles>> bundles_;
+  struct MadeBundles {
+    std::shared_ptr<const PlanRoutes> routes;  // the plan's
+    std::shared_ptr<const PlanBundles> bundles;
+  };
+  std::map<const CollectivePlan*, MadeBundles> bundles_;
   // Flow mode: each all-reduce lowered once, by bytes, algorithm and protocol.
   std::map<std::tuple<double, Algorithm, Protocol>, std::shared_ptr<const FlowCollectiveShape>>
       all_reduce_shapes_;
