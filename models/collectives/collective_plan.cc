@@ -252,14 +252,11 @@ bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b) {
   return true;
 }
 
-std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectivePlan& plan,
-                                               const PlanRoutes& routes,
-                                               std::span<const int> representative,
-                                               std::span<const int> rank_of_vertex,
-                                               std::span<const VertexId> gpu_vertices,
-                                               std::span<const int> node_of_vertex,
-                                               int gpus_per_node,
-                                               std::shared_ptr<const PlanBundles> same_ends) {
+std::shared_ptr<const PlanBundles> bundle_plan(
+    Router& router, const CollectivePlan& plan, const PlanRoutes& routes,
+    std::span<const int> representative, std::span<const int> rank_of_vertex,
+    std::span<const VertexId> gpu_vertices, std::span<const int> node_of_vertex, int gpus_per_node,
+    std::shared_ptr<const PlanBundles> same_ends) {
   TRAINSIM_ASSERT(routes.size() == plan.size(), "routes of another plan");
   if (!plan.independent() || gpus_per_node <= 0) return nullptr;
   if (same_ends) {
