@@ -467,10 +467,29 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
     }
   }
   EXPECT_EQ(finish[1], finish[0]);
-  // A plan between nodes that each are a class of their own has nothing to bundle.
   Router router(topology.topology);
-  EXPECT_EQ(bundle_plan(router, *plan, *route_plan(router, *plan), std::vector<int>{0, 1, 2, 3},
-                        rank_of_vertex, topology.gpu_vertices, topology.node_of_vertex, g),
+  const auto routes = route_plan(router, *plan);
+  const auto bundles = bundle_plan(router, *plan, *routes, representative, rank_of_vertex,
+                                   topology.gpu_vertices, topology.node_of_vertex, g);
+  // A plan between the same ends (the gradients' after the ids') takes the same bundles when
+  // its members are alike; when node 2's GPU 0 sends rank 0 2 MB (3 MB leave node 2 for GPU 0
+  // of node 0, 2 MB the other nodes) that bundle is no more, and the plan gets bundles of its
+  // own.
+  EXPECT_EQ(bundle_plan(router, *plan, *routes, representative, rank_of_vertex,
+                        topology.gpu_vertices, topology.node_of_vertex, g, bundles),
+            bundles);
+  rows[4][0] = 2e6;
+  const auto unlike =
+      alltoallv_plan(spec, topology, ByteMatrix::from_rows(rows), Algorithm::kTwoD);
+  ASSERT_TRUE(same_endpoints(*unlike, *plan));
+  const auto own = bundle_plan(router, *unlike, *routes, representative, rank_of_vertex,
+                               topology.gpu_vertices, topology.node_of_vertex, g, bundles);
+  ASSERT_NE(own, nullptr);
+  EXPECT_NE(own, bundles);
+  EXPECT_EQ(own->size(), 5u);
+  // A plan between nodes that each are a class of their own has nothing to bundle.
+  EXPECT_EQ(bundle_plan(router, *plan, *routes, std::vector<int>{0, 1, 2, 3}, rank_of_vertex,
+                        topology.gpu_vertices, topology.node_of_vertex, g),
             nullptr);
 }
 
