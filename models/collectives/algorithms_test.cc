@@ -479,8 +479,7 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
                         topology.gpu_vertices, topology.node_of_vertex, g, bundles),
             bundles);
   rows[4][0] = 2e6;
-  const auto unlike =
-      alltoallv_plan(spec, topology, ByteMatrix::from_rows(rows), Algorithm::kTwoD);
+  const auto unlike = alltoallv_plan(spec, topology, ByteMatrix::from_rows(rows), Algorithm::kTwoD);
   ASSERT_TRUE(same_endpoints(*unlike, *plan));
   const auto own = bundle_plan(router, *unlike, *routes, representative, rank_of_vertex,
                                topology.gpu_vertices, topology.node_of_vertex, g, bundles);
