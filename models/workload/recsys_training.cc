@@ -336,7 +336,15 @@ void represent_node_classes(StepRunner& runner, const ShardCosts& costs, const R
     runner.represent_nodes();
     return;
   }
-  std::vector<int> representative = node_representatives(costs, st, g);
+  // Found once for the runs that share the plans (the estimate and the flow run).
+  const std::shared_ptr<AllToAllPlans>& shared = runner.shared_plans();
+  std::vector<int> representative;
+  if (shared && shared->workload_classes) {
+    representative = *shared->workload_classes;
+  } else {
+    representative = node_representatives(costs, st, g);
+    if (shared) shared->workload_classes = representative;
+  }
   if (!representative.empty()) runner.represent_nodes(std::move(representative));
 }
 

@@ -347,7 +347,16 @@ bool StepRunner::represent_nodes(std::vector<int> representative) {
   // before and after it (NCCL's rings run through the nodes in order) are of the classes of the
   // representative's: a ring hop from a busy node leaves more of a NIC to the rest. The others
   // like it make a class of their own.
-  if (representatives.size() > 1) {
+  // A run that shares this one's plans (the estimate before the flow run) may have split them.
+  const bool split_before = all_to_all_plans_ && all_to_all_plans_->split_classes &&
+                            all_to_all_plans_->split_classes->first == representative;
+  std::vector<int> asked;
+  if (split_before) {
+    representative = all_to_all_plans_->split_classes->second;
+  } else if (all_to_all_plans_) {
+    asked = representative;
+  }
+  if (!split_before && representatives.size() > 1) {
     Router& router = network_.router();
     const std::vector<int> given = representative;
     // What node n sees: each route's latency and hops, then its ring neighbours' classes.
@@ -379,6 +388,9 @@ bool StepRunner::represent_nodes(std::vector<int> representative) {
       if (seen == looks_of.at(rep)) continue;
       representative[n] = split.emplace(std::pair{rep, std::move(seen)}, n).first->second;
     }
+  }
+  if (!split_before && all_to_all_plans_) {
+    all_to_all_plans_->split_classes.emplace(std::move(asked), representative);
   }
   std::vector<std::vector<int>> stands_for(static_cast<std::size_t>(nodes));
   for (int n = 0; n < nodes; ++n) {

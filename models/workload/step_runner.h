@@ -59,6 +59,10 @@ struct AllToAllPlans {
     std::shared_ptr<const Router> router;  // the routes' (kept alive with them)
   };
   std::map<Key, Kept> plans;
+  // The classes of nodes of the runs that share these plans (the same job on the same nodes), as
+  // the workload found them and as StepRunner::represent_nodes() split them, made by the first.
+  std::optional<std::vector<int>> workload_classes;
+  std::optional<std::pair<std::vector<int>, std::vector<int>>> split_classes;
 };
 
 // One simulation of a cluster's fabric: the topology of its first `nodes` nodes, the flow network
@@ -137,6 +141,8 @@ class StepRunner {
   // rings' node order). The results weigh each simulated rank by the ranks it stands for.
   bool represent_nodes(std::vector<int> representative);
   bool simulates(int rank) const { return weight_.empty() || weight_[rank] > 0; }
+  // The plans this runner shares with others (null: none).
+  const std::shared_ptr<AllToAllPlans>& shared_plans() const { return all_to_all_plans_; }
   int simulated_ranks() const { return static_cast<int>(simulated_.size()); }
   const std::vector<int>& simulated() const { return simulated_; }  // ascending
   bool symmetry_broken() const { return symmetry_broken_; }

@@ -339,5 +339,29 @@ TEST(StepRunnerTest, ANodeOfAClassThatSeesTheFabricOtherwiseIsAClassOfItsOwn) {
   testing::expect_same_steps(r, every_rank.run());
 }
 
+TEST(StepRunnerTest, RunsSharingPlansSplitTheClassesOnce) {
+  // The fat tree above: the first runner that shares the plans (a scaling study's estimate)
+  // splits the classes given, {0} and {1-5}, into nodes 1, 2, 5 and 3-4, and keeps the split;
+  // the next (its flow run) takes it.
+  ClusterSpec cluster = nodes_on_one_nic(6, 2);
+  cluster.network.topology = NetworkTopology::kFatTree;
+  cluster.network.nodes_per_leaf = 3;
+  cluster.network.spines = 1;
+  StepSimulationOptions options = one_step();
+  options.all_to_all_plans = std::make_shared<AllToAllPlans>();
+  const std::vector<int> given = {0, 1, 1, 1, 1, 1};
+  StepRunner estimate(cluster, 6, options, /*input_copies=*/false);
+  ASSERT_TRUE(estimate.represent_nodes(given));
+  ASSERT_TRUE(options.all_to_all_plans->split_classes.has_value());
+  EXPECT_EQ(options.all_to_all_plans->split_classes->first, given);
+  EXPECT_EQ(options.all_to_all_plans->split_classes->second,
+            (std::vector<int>{0, 1, 2, 3, 3, 5}));
+  // Told another split for the same classes, the next runner takes it as found.
+  options.all_to_all_plans->split_classes->second = {0, 1, 1, 1, 1, 1};
+  StepRunner flows(cluster, 6, options, /*input_copies=*/false);
+  ASSERT_TRUE(flows.represent_nodes(given));
+  EXPECT_EQ(flows.simulated(), (std::vector<int>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace trainsim::models
