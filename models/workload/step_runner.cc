@@ -264,8 +264,8 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
         }
         at->second = {kept.routes,
                       bundle_plan(network_.router(), *kept.plan, *kept.routes, representative_,
-                                  rank_of_vertex_, topology_.gpu_vertices,
-                                  topology_.node_of_vertex, topology_.gpus_per_node, same_ends)};
+                                  rank_of_vertex_, topology_.gpu_vertices, topology_.node_of_vertex,
+                                  topology_.gpus_per_node, same_ends)};
       }
       bundles = at->second.bundles;
     }

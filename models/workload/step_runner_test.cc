@@ -354,8 +354,7 @@ TEST(StepRunnerTest, RunsSharingPlansSplitTheClassesOnce) {
   ASSERT_TRUE(estimate.represent_nodes(given));
   ASSERT_TRUE(options.all_to_all_plans->split_classes.has_value());
   EXPECT_EQ(options.all_to_all_plans->split_classes->first, given);
-  EXPECT_EQ(options.all_to_all_plans->split_classes->second,
-            (std::vector<int>{0, 1, 2, 3, 3, 5}));
+  EXPECT_EQ(options.all_to_all_plans->split_classes->second, (std::vector<int>{0, 1, 2, 3, 3, 5}));
   // Told another split for the same classes, the next runner takes it as found.
   options.all_to_all_plans->split_classes->second = {0, 1, 1, 1, 1, 1};
   StepRunner flows(cluster, 6, options, /*input_copies=*/false);
