@@ -288,8 +288,8 @@ class FlowNetwork {
   std::vector<std::pair<double, std::uint32_t>> cap_heap_;
   std::vector<EventQueue::Move> moves_;
   FlowNetworkCounters counters_;
-  // Bundles in flight: the links each one's members all cross; by local index in the compact
-  // copy, those of its flows (null for a plain flow; empty when no bundle is in the copy).
+  // Bundles in flight: the links that hold each one's members alike; by local index in the
+  // compact copy, those of its flows (null for a plain flow; empty when no bundle is in flight).
   std::unordered_map<FlowId, std::shared_ptr<const BundleLinks>> bundles_;
   std::vector<const BundleLinks*> flow_bundle_;
   Callback on_bundle_apart_;

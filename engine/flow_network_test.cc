@@ -324,14 +324,14 @@ TEST(FlowNetworkTest, ABundleHeldAtItsMembersOwnLinksStaysWholeWhileOnlyBundlesC
     const auto held =
         std::make_shared<const FlowNetwork::BundleLinks>(FlowNetwork::BundleLinks{{}, {p1, p2}});
     std::vector<Time> done;
-    FlowId first = 0;
+    FlowId bundle = 0;
     for (int b = 0; b < 2; ++b) {
-      first = net.start_bundle(net.router().add_route(links), 10e6, held,
-                               [&] { done.push_back(sim.now()); });
+      bundle = net.start_bundle(net.router().add_route(links), 10e6, held,
+                                [&] { done.push_back(sim.now()); });
     }
     if (own_flow) net.start(s1, r1, 20e6, [] {});
     sim.run_until(1);
-    EXPECT_DOUBLE_EQ(net.rate(first), own_flow ? 10 * kGBps / 3 : 5 * kGBps);
+    EXPECT_DOUBLE_EQ(net.rate(bundle), own_flow ? 10 * kGBps / 3 : 5 * kGBps);
     sim.run();
     EXPECT_EQ(apart, own_flow ? 1 : 0);
     if (!own_flow) EXPECT_EQ(done, (std::vector<Time>(2, 2 * kMillisecond)));
