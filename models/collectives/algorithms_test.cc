@@ -435,8 +435,6 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
   const ByteMatrix bytes = ByteMatrix::from_rows(rows);
   const auto plan = alltoallv_plan(spec, topology, bytes, Algorithm::kTwoD);
   const std::vector<int> representative = {0, 1, 1, 1};
-  std::vector<int> rank_of_vertex(topology.topology.vertex_count(), -1);
-  for (int r = 0; r < nodes * g; ++r) rank_of_vertex[topology.gpu_vertices[r]] = r;
   const NcclComm comm = make_nccl_comm(spec, nodes);
   const Time software =
       time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing, Protocol::kSimple));
@@ -447,8 +445,7 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
     const auto routes = route_plan(network.router(), *plan);
     std::shared_ptr<const PlanBundles> bundles;
     if (bundled) {
-      bundles = bundle_plan(network.router(), *plan, *routes, representative, rank_of_vertex,
-                            topology.gpu_vertices, topology.node_of_vertex, g);
+      bundles = bundle_plan(network.router(), *plan, *routes, representative, topology);
       ASSERT_NE(bundles, nullptr);
       EXPECT_EQ(bundles->size(), 6u);
     }
@@ -469,27 +466,21 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
   EXPECT_EQ(finish[1], finish[0]);
   Router router(topology.topology);
   const auto routes = route_plan(router, *plan);
-  const auto bundles = bundle_plan(router, *plan, *routes, representative, rank_of_vertex,
-                                   topology.gpu_vertices, topology.node_of_vertex, g);
+  const auto bundles = bundle_plan(router, *plan, *routes, representative, topology);
   // A plan between the same ends (the gradients' after the ids') takes the same bundles when
   // its members are alike; when node 2's GPU 0 sends rank 0 2 MB (3 MB leave node 2 for GPU 0
   // of node 0, 2 MB the other nodes) that bundle is no more, and the plan gets bundles of its
   // own.
-  EXPECT_EQ(bundle_plan(router, *plan, *routes, representative, rank_of_vertex,
-                        topology.gpu_vertices, topology.node_of_vertex, g, bundles),
-            bundles);
+  EXPECT_EQ(bundle_plan(router, *plan, *routes, representative, topology, bundles), bundles);
   rows[4][0] = 2e6;
   const auto unlike = alltoallv_plan(spec, topology, ByteMatrix::from_rows(rows), Algorithm::kTwoD);
   ASSERT_TRUE(same_endpoints(*unlike, *plan));
-  const auto own = bundle_plan(router, *unlike, *routes, representative, rank_of_vertex,
-                               topology.gpu_vertices, topology.node_of_vertex, g, bundles);
+  const auto own = bundle_plan(router, *unlike, *routes, representative, topology, bundles);
   ASSERT_NE(own, nullptr);
   EXPECT_NE(own, bundles);
   EXPECT_EQ(own->size(), 5u);
   // A plan between nodes that each are a class of their own has nothing to bundle.
-  EXPECT_EQ(bundle_plan(router, *plan, *routes, std::vector<int>{0, 1, 2, 3}, rank_of_vertex,
-                        topology.gpu_vertices, topology.node_of_vertex, g),
-            nullptr);
+  EXPECT_EQ(bundle_plan(router, *plan, *routes, std::vector<int>{0, 1, 2, 3}, topology), nullptr);
 }
 
 TEST(AlgorithmsTest, StageSecondsSharesLinksByMaxMinCountingRepeatedHops) {

@@ -252,13 +252,14 @@ bool same_endpoints(const CollectivePlan& a, const CollectivePlan& b) {
   return true;
 }
 
-std::shared_ptr<const PlanBundles> bundle_plan(
-    Router& router, const CollectivePlan& plan, const PlanRoutes& routes,
-    std::span<const int> representative, std::span<const int> rank_of_vertex,
-    std::span<const VertexId> gpu_vertices, std::span<const int> node_of_vertex, int gpus_per_node,
-    std::shared_ptr<const PlanBundles> same_ends) {
+std::shared_ptr<const PlanBundles> bundle_plan(Router& router, const CollectivePlan& plan,
+                                               const PlanRoutes& routes,
+                                               std::span<const int> representative,
+                                               const ClusterTopology& topology,
+                                               std::shared_ptr<const PlanBundles> same_ends) {
   TRAINSIM_ASSERT(routes.size() == plan.size(), "routes of another plan");
-  if (!plan.independent() || gpus_per_node <= 0) return nullptr;
+  TRAINSIM_ASSERT(static_cast<int>(representative.size()) == topology.nodes, "a class per node");
+  if (!plan.independent() || topology.gpus_per_node <= 0) return nullptr;
   if (same_ends) {
     TRAINSIM_ASSERT(same_ends->bundle_of.size() == plan.size(), "bundles of another plan");
     const ExchangeClasses& b = same_ends->bundles;
@@ -272,13 +273,14 @@ std::shared_ptr<const PlanBundles> bundle_plan(
     }
     if (alike) return same_ends;
   }
-  const int g = gpus_per_node;
-  const auto nodes = static_cast<int>(representative.size());
+  const int g = topology.gpus_per_node;
+  const int nodes = topology.nodes;
   std::vector<std::uint32_t> class_size(representative.size(), 0);
   for (const int rep : representative) ++class_size[static_cast<std::size_t>(rep)];
   auto in_group = [&](int node) { return class_size[representative[node]] > 1; };
-  auto rank_of = [&](VertexId v) { return v < rank_of_vertex.size() ? rank_of_vertex[v] : -1; };
-  auto node_of = [&](VertexId v) { return v < node_of_vertex.size() ? node_of_vertex[v] : -1; };
+  auto node_of = [&](VertexId v) {
+    return v < topology.node_of_vertex.size() ? topology.node_of_vertex[v] : -1;
+  };
   // Transfers by their ends, to find the representative node's counterpart of a transfer.
   std::unordered_map<std::uint64_t, TransferId> by_ends;
   by_ends.reserve(plan.size());
@@ -296,14 +298,18 @@ std::shared_ptr<const PlanBundles> bundle_plan(
   std::vector<char> unlike(plan.size(), 0);            // a counterpart differs: no bundle
   for (TransferId id = 0; id < plan.size(); ++id) {
     const PlanTransfer& t = plan.transfer(id);
-    const int a = rank_of(t.from), b = rank_of(t.to);
-    if (a < 0 || b < 0 || a / g >= nodes || b / g >= nodes) continue;
+    const int a = t.sender, b = t.receiver;
+    if (a < 0 || b < 0 || a >= topology.gpu_count() || b >= topology.gpu_count() ||
+        topology.gpu_vertices[a] != t.from || topology.gpu_vertices[b] != t.to) {
+      continue;  // not from one rank's GPU to another's
+    }
     const bool ga = in_group(a / g), gb = in_group(b / g);
     // Between a node of its own and one of a class of several, or inside one of the latter.
     if (a / g == b / g ? !ga : ga == gb) continue;
     const int ra = ga ? representative[a / g] * g + a % g : a;
     const int rb = gb ? representative[b / g] * g + b % g : b;
-    const std::uint64_t key = (std::uint64_t{gpu_vertices[ra]} << 32) | gpu_vertices[rb];
+    const std::uint64_t key =
+        (std::uint64_t{topology.gpu_vertices[ra]} << 32) | topology.gpu_vertices[rb];
     const auto found = by_ends.find(key);
     if (found == by_ends.end()) continue;
     const TransferId rep = found->second;
@@ -333,16 +339,16 @@ std::shared_ptr<const PlanBundles> bundle_plan(
     }
     if (id != rep) of_bundle[index_of[rep]].push_back(id);
   }
-  const Topology& topology = router.topology();
+  const Topology& fabric = router.topology();
   auto owned = [&](LinkId l) {  // a link of a node of a class of several
-    const Link& link = topology.link(l);
+    const Link& link = fabric.link(l);
     for (const VertexId v : {link.from, link.to}) {
       const int n = node_of(v);
       if (n >= 0 && n < nodes && in_group(n)) return true;
     }
     return false;
   };
-  std::vector<std::uint32_t> crossings(topology.link_count(), 0);
+  std::vector<std::uint32_t> crossings(fabric.link_count(), 0);
   std::vector<LinkId> links;
   out.bundles.first.push_back(0);
   for (const std::vector<TransferId>& group : of_bundle) {

@@ -21,6 +21,7 @@
 #include "engine/huge_page_allocator.h"
 #include "models/collectives/collective.h"
 #include "models/collectives/exchange_classes.h"
+#include "models/hardware/cluster_topology.h"
 
 namespace trainsim::models {
 
@@ -119,17 +120,15 @@ struct PlanBundles {
   BigVector<std::uint32_t> bundle_of;  // by transfer: its bundle, or kNone (a flow of its own)
   std::size_t size() const { return bundles.size(); }
 };
-// The bundles of an independent plan (none for one whose transfers wait for others, or with no
+// The bundles of an independent plan between the ranks of `topology` (a transfer's sender and
+// receiver are its ends' ranks; none for a plan whose transfers wait for others, or with no
 // bundle of two members or more). `representative[n]`: the first node of node n's class;
-// `rank_of_vertex`: a GPU vertex's rank (node * gpus_per_node + local index; -1 for another
-// vertex), `gpu_vertices` the inverse; `node_of_vertex`: ClusterTopology's; `routes` the plan's
-// routes on `router`. `same_ends`: the bundles of a plan between the same ends on the same routes
-// (a step's gradients go where its ids went), taken as they are when this plan's members are
-// alike too.
+// `routes` the plan's routes on `router`. `same_ends`: the bundles of a plan between the same
+// ends on the same routes (a step's gradients go where its ids went), taken as they are when
+// this plan's members are alike too.
 std::shared_ptr<const PlanBundles> bundle_plan(
     Router& router, const CollectivePlan& plan, const PlanRoutes& routes,
-    std::span<const int> representative, std::span<const int> rank_of_vertex,
-    std::span<const VertexId> gpu_vertices, std::span<const int> node_of_vertex, int gpus_per_node,
+    std::span<const int> representative, const ClusterTopology& topology,
     std::shared_ptr<const PlanBundles> same_ends = nullptr);
 
 // Runs a plan as flows. Participants join with Collective::join(). `routes`: the plan's routes on

@@ -30,8 +30,8 @@ struct ClusterTopology {
   std::vector<std::vector<VertexId>> nic_receive_vertices;
   std::vector<std::vector<VertexId>> nic_switch_vertices;
   std::vector<std::vector<int>> nics_of_gpu;  // by local GPU index: the NICs it sends through
-  // By vertex: the node it belongs to (a GPU, a node's NVSwitch, PCIe switch or NIC), or -1 (a
-  // switch of the network).
+  // By vertex: the node it belongs to (a GPU, a node's NVSwitch, PCIe switch or NIC), or -1. The
+  // network's switches, added after the nodes, lie past its end: they belong to no node either.
   std::vector<int> node_of_vertex;
 
   int gpu_count() const { return nodes * gpus_per_node; }

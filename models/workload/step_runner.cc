@@ -253,7 +253,7 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
     const AllToAllPlans::Kept kept = kept_plan();
     // With classes of several nodes, a transfer and its counterparts run as one flow.
     std::shared_ptr<const PlanBundles> bundles;
-    if (!rank_of_vertex_.empty()) {
+    if (!representative_.empty()) {
       auto [at, made] = bundles_.try_emplace(kept.plan.get());
       if (made) {
         // A plan on the routes of an earlier one goes between the same ends: its bundles serve
@@ -262,10 +262,8 @@ Collective* StepRunner::all_to_all(ByteMatrixView bytes, Algorithm algorithm, bo
         for (const auto& [plan, made_for] : bundles_) {
           if (made_for.routes == kept.routes && made_for.bundles) same_ends = made_for.bundles;
         }
-        at->second = {kept.routes,
-                      bundle_plan(network_.router(), *kept.plan, *kept.routes, representative_,
-                                  rank_of_vertex_, topology_.gpu_vertices, topology_.node_of_vertex,
-                                  topology_.gpus_per_node, same_ends)};
+        at->second = {kept.routes, bundle_plan(network_.router(), *kept.plan, *kept.routes,
+                                               representative_, topology_, same_ends)};
       }
       bundles = at->second.bundles;
     }
@@ -417,8 +415,6 @@ bool StepRunner::represent_nodes(std::vector<int> representative) {
                                    [](const std::vector<int>& s) { return !s.empty(); });
   if (options_.network == NetworkModel::kFlow && several) {
     representative_ = std::move(representative);
-    rank_of_vertex_.assign(topology_.topology.vertex_count(), -1);
-    for (int r = 0; r < ranks(); ++r) rank_of_vertex_[topology_.gpu_vertices[r]] = r;
     network_.set_on_bundle_apart([this] { break_symmetry(); });
   }
   return true;

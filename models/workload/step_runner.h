@@ -250,10 +250,9 @@ class StepRunner {
   std::vector<int> index_;      // per rank, its place in simulated_ (-1: not simulated)
   std::vector<Time> weight_;    // per rank, the ranks it stands for (empty: every rank simulated)
   bool symmetry_broken_ = false;
-  // Flow mode with classes of several nodes: each node's representative, each GPU vertex's rank,
-  // and each all-to-all plan's bundles (bundle_plan(); null when it has none).
+  // Flow mode with classes of several nodes: each node's representative (empty without), and
+  // each all-to-all plan's bundles (bundle_plan(); null when it has none).
   std::vector<int> representative_;
-  std::vector<int> rank_of_vertex_;
   struct MadeBundles {
     std::shared_ptr<const PlanRoutes> routes;  // the plan's
     std::shared_ptr<const PlanBundles> bundles;
