@@ -30,6 +30,7 @@ FlowId FlowNetwork::allocate() {
   if (callbacks_.size() < flows_.size()) {
     callbacks_.resize(flows_.size());
     serial_.resize(flows_.size(), 0);
+    bottleneck_.resize(flows_.size(), kNoBottleneck);
   }
   return id;
 }
@@ -43,6 +44,7 @@ void FlowNetwork::reserve(std::size_t flows) {
   flows_.reserve(capacity);
   callbacks_.reserve(capacity);
   serial_.reserve(capacity);
+  bottleneck_.reserve(capacity);
 }
 
 void FlowNetwork::schedule_completion(FlowId id, Time at) {
@@ -121,6 +123,7 @@ void FlowNetwork::activate(FlowId id) {
   FlowState& f = flows_[id];
   f.last_update = sim_.now();
   compact_valid_ = false;  // the compact copy lacks this flow
+  set_bottleneck(id, kNoBottleneck);
   if (flow_observer_) flow_observer_(f.route, f.remaining_bytes, true);
   const auto route = router_->links(f.route);
   f.active = true;
@@ -152,6 +155,7 @@ void FlowNetwork::activate(FlowId id) {
   if (alone) {
     f.rate = std::min(f.rate_cap, router_->bottleneck_bandwidth(f.route));
     for (const LinkId l : route) set_allocated(l, f.rate);
+    raise_max_rate(f.route, f.rate);
     schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, f.rate)));
   } else if (solve_quantum_ > 0) {
     // Start at once with what is still free on the route, and leave the full solve (which may
@@ -175,6 +179,7 @@ void FlowNetwork::activate(FlowId id) {
         links_[l].allocated += rate;
         allocated_changed(l);
       }
+      raise_max_rate(f.route, rate);
       schedule_completion(id, time_after(sim_.now(), transfer_time(f.remaining_bytes, rate)));
     }
     request_solve(/*immediate=*/false);
@@ -192,6 +197,7 @@ void FlowNetwork::transmitted(FlowId id) {
   }
   if (f.active) {
     f.active = false;
+    set_bottleneck(id, kNoBottleneck);
     ++serial_[id];  // its entries on the links' lists are finished ones from now on
     if (flow_observer_) flow_observer_(f.route, 0.0, false);
     // (A flow outside the copy is not listed there at its local index, which is another
@@ -222,6 +228,7 @@ void FlowNetwork::transmitted(FlowId id) {
       } else {
         link.flows.clear();
         link.dead = 0;
+        link.max_rate = 0.0;
         const LinkId last = active_links_.back();
         active_links_[link.active_index] = last;
         links_[last].active_index = link.active_index;
@@ -301,6 +308,7 @@ void FlowNetwork::solve() {
     return true;
   });
   if (dirty_links_.empty()) return;
+  solve_links_.assign(dirty_links_.begin(), dirty_links_.end());
   ++epoch_;
   // Solving more flows than the dirty links reach gives them the rates they have (components do
   // not interact, and a flow whose rate stays is left alone), so when the last search found
@@ -311,22 +319,20 @@ void FlowNetwork::solve() {
   // The compact copy of the last solve serves again when flows have only finished since (few
   // enough that skipping them costs less than a new copy) and every dirty link is in it: that
   // solve took a whole component (or every active flow), and finishing flows only split it, so
-  // the flows it still lists are what the dirty links reach, and maybe more, in the same order.
-  // A search then walks its arrays rather than the links' and flows' records.
+  // the flows it still lists are what the dirty links reach, and maybe more. No search is needed:
+  // the local filling's part stays within what the dirty links reach, and costs what it holds,
+  // not the copy (a full filling of more flows gives the others the rates they have).
   const bool compact_usable = compact_valid_ && dead_locals_.size() * 4 < component_flows_.size() &&
                               std::all_of(dirty_links_.begin(), dirty_links_.end(),
                                           [this](LinkId l) { return in_compact(l); });
-  bool reuse = false;
-  if (last_solve_took_most_ && 9 * active_flows_.size() <= 10 * searched_active_ &&
+  const bool reuse = compact_usable;
+  if (!reuse && last_solve_took_most_ && 9 * active_flows_.size() <= 10 * searched_active_ &&
       ++solves_without_search_ < kSearchEvery) {
-    reuse = compact_usable;
-    if (!reuse) take_all_active();
-  } else {
+    take_all_active();
+  } else if (!reuse) {
     solves_without_search_ = 0;
-    reuse = compact_usable && compact_is_one_component();
-    if (!reuse) collect_component();
-    const std::size_t found = component_flows_.size() - (reuse ? dead_locals_.size() : 0);
-    last_solve_took_most_ = 10 * found > 9 * active_flows_.size();
+    collect_component();
+    last_solve_took_most_ = 10 * component_flows_.size() > 9 * active_flows_.size();
     searched_active_ = active_flows_.size();
   }
   if (reuse) {
@@ -337,9 +343,10 @@ void FlowNetwork::solve() {
   // Everything on the dirty links finished meanwhile (a reused copy has live flows).
   if (component_flows_.empty()) return;
   ++counters_.solves;
-  counters_.flows_solved += component_flows_.size() - (reuse ? dead_locals_.size() : 0);
+  const std::size_t live_in_copy = component_flows_.size() - (reuse ? dead_locals_.size() : 0);
   const Time now = sim_.now();
   if (!reuse && component_alone_) {
+    counters_.flows_solved += live_in_copy;
     rate_lone_flows(now);
     return;
   }
@@ -349,9 +356,12 @@ void FlowNetwork::solve() {
     dead_locals_.clear();
     flow_dead_.assign(component_flows_.size(), 0);
   }
-  fill_component();
-  // On a reused copy, only the links of flows that finished or changed rate since the last solve
-  // need their allocations summed again: the others' flows and rates are those of that sum.
+  const bool local = fill_local();
+  if (!local) fill_component();
+  counters_.flows_solved += local ? part_flows_.size() : live_in_copy;
+  // On a reused copy, or after a local filling, only the links of flows that finished or changed
+  // rate since the last solve need their allocations summed again: the others' flows and rates
+  // are those of that sum.
   touched_links_.clear();
   if (reuse) {
     for (std::size_t d = dead_seen_; d < dead_locals_.size(); ++d) touch_links_of(dead_locals_[d]);
@@ -360,29 +370,55 @@ void FlowNetwork::solve() {
   // Completion events move together (the queue re-heaps at once when many move), in the order
   // one by one would move them: a flow without an event gets its new one in that order too.
   moves_.clear();
-  for (std::size_t i = 0; i < component_flows_.size(); ++i) {
-    if (flow_dead_[i]) continue;
+  auto give_rate = [&](std::uint32_t i) {
     const double rate = flow_rate_[i];
     TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
     // A flow whose rate stays keeps its completion event; its bytes are brought up to date only
     // when its rate changes.
-    if (rate == compact_rate_[i]) continue;
+    if (rate == compact_rate_[i]) return;
+    if (local) {
+      const double change = rate - std::max(compact_rate_[i], 0.0);
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        link_change_[flow_links_[k]] += change;
+      }
+    }
     compact_rate_[i] = rate;
-    if (reuse) touch_links_of(static_cast<std::uint32_t>(i));
+    if (reuse || local) touch_links_of(i);
     rerate(component_flows_[i], rate, now);
+  };
+  if (local) {
+    // (Only the part's flows have new rates; in the copy's order, as a full filling gives them.)
+    std::sort(part_flows_.begin(), part_flows_.end());
+    for (const std::uint32_t i : part_flows_) give_rate(i);
+  } else {
+    for (std::uint32_t i = 0; i < component_flows_.size(); ++i) {
+      if (!flow_dead_[i]) give_rate(i);
+    }
   }
   sim_.reschedule_all(moves_);
   // The component's links carry its flows alone: their allocations, summed afresh (on the
-  // solver's compact copy: link -> flows, local rates; a finished flow's rate there is 0), in
-  // link order (as a link observer sees them).
-  if (reuse) std::sort(touched_links_.begin(), touched_links_.end());
-  const std::size_t summed = reuse ? touched_links_.size() : component_links_.size();
+  // solver's compact copy: link -> flows, the rates just given, finished flows left out), in
+  // link order (as a link observer sees them). After a local filling, a link of many flows takes
+  // the change in its part flows' rates instead: walking its flows would cost more than the
+  // filling (the sum errs by about 1e-16 of the capacity per change, far below kFullLink).
+  constexpr std::uint32_t kSumAfreshUpTo = 32;
+  const bool touched_only = reuse || local;
+  if (touched_only) std::sort(touched_links_.begin(), touched_links_.end());
+  const std::size_t summed = touched_only ? touched_links_.size() : component_links_.size();
   for (std::size_t t = 0; t < summed; ++t) {
-    const std::uint32_t j = reuse ? touched_links_[t] : static_cast<std::uint32_t>(t);
+    const std::uint32_t j = touched_only ? touched_links_[t] : static_cast<std::uint32_t>(t);
     link_touched_[j] = 0;
+    const double change = link_change_[j];
+    link_change_[j] = 0.0;
+    if (local && link_first_[j + 1] - link_first_[j] > kSumAfreshUpTo) {
+      const LinkId l = component_links_[j];
+      set_allocated(l, std::max(0.0, links_[l].allocated + change));
+      continue;
+    }
     double allocated = 0.0;
     for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
-      allocated += flow_rate_[link_flows_[k]];
+      const std::uint32_t i = link_flows_[k];
+      if (!flow_dead_[i]) allocated += compact_rate_[i];
     }
     set_allocated(component_links_[j], allocated);
   }
@@ -393,6 +429,7 @@ void FlowNetwork::rerate(FlowId id, double rate, Time now) {
   f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
   f.last_update = now;
   f.rate = rate;
+  raise_max_rate(f.route, rate);
   ++counters_.flows_rerated;
   const Time at = time_after(now, transfer_time(f.remaining_bytes, f.rate));
   if (f.completion_scheduled) {
@@ -414,6 +451,7 @@ void FlowNetwork::rate_lone_flows(Time now) {
     // (Each link appears once on the route, so this is the least capacity on it.)
     const double rate = std::min(f.rate_cap, router_->bottleneck_bandwidth(f.route));
     TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
+    set_bottleneck(id, kNoBottleneck);  // (a flow joining it marks its links for the next solve)
     if (f.completion_scheduled && rate == f.rate) continue;
     rerate(id, rate, now);
   }
@@ -451,41 +489,6 @@ void FlowNetwork::take_all_active() {
   }
   component_links_ = active_links_;
   component_alone_ = false;  // not known
-}
-
-bool FlowNetwork::compact_is_one_component() {
-  const std::size_t nf = component_flows_.size();
-  const std::size_t nl = component_links_.size();
-  search_flow_mark_.assign(nf, 0);
-  search_link_mark_.assign(nl, 0);
-  link_stack_.clear();  // local link indices here
-  for (const LinkId l : dirty_links_) {
-    const std::uint32_t j = local_of_link_[l];
-    TRAINSIM_ASSERT(j < nl && component_links_[j] == l, "a dirty link outside the compact copy");
-    if (!search_link_mark_[j]) {
-      search_link_mark_[j] = 1;
-      link_stack_.push_back(j);
-    }
-  }
-  std::size_t reached = 0;
-  while (!link_stack_.empty()) {
-    const std::uint32_t j = link_stack_.back();
-    link_stack_.pop_back();
-    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
-      const std::uint32_t i = link_flows_[k];
-      if (flow_dead_[i] || search_flow_mark_[i]) continue;
-      search_flow_mark_[i] = 1;
-      ++reached;
-      for (std::uint32_t m = flow_first_[i]; m < flow_first_[i + 1]; ++m) {
-        const std::uint32_t other = flow_links_[m];
-        if (!search_link_mark_[other]) {
-          search_link_mark_[other] = 1;
-          link_stack_.push_back(other);
-        }
-      }
-    }
-  }
-  return reached == nf - dead_locals_.size();
 }
 
 void FlowNetwork::collect_component() {
@@ -548,6 +551,13 @@ void FlowNetwork::build_compact() {
   flow_links_.clear();
   flow_cap_.resize(nf);
   compact_rate_.resize(nf);
+  flow_bottleneck_.resize(nf);
+  in_part_.assign(nf, 0);
+  flow_fixed_.assign(nf, 1);
+  flow_rate_.resize(nf);
+  part_link_mark_.assign(nl, 0);
+  link_change_.assign(nl, 0.0);
+  copy_unrated_ = true;
   link_touched_.assign(nl, 0);
   link_first_.assign(nl + 1, 0);
   compact_capped_ = 0;
@@ -562,6 +572,8 @@ void FlowNetwork::build_compact() {
     flow_first_[i] = static_cast<std::uint32_t>(flow_links_.size());
     flow_cap_[i] = f.rate_cap;
     compact_rate_[i] = f.completion_scheduled ? f.rate : -1.0;  // a flow without one gets one
+    const LinkId b = bottleneck_[component_flows_[i]];
+    flow_bottleneck_[i] = b == kNoBottleneck || b == kCapBound ? b : local_of_link_[b];
     for (const LinkId l : router_->links(f.route)) {
       const std::uint32_t j = local_of_link_[l];
       flow_links_.push_back(j);
@@ -677,10 +689,12 @@ void FlowNetwork::fill_component() {
   auto fair_share = [&](std::uint32_t j) {
     return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
   };
-  // Fixes local flow i at `rate`, taking it off its links.
-  auto fix = [&](std::uint32_t i, double rate) {
+  // Fixes local flow i at `rate`, held there by local link `held` (or kCapBound), taking it off
+  // its links.
+  auto fix = [&](std::uint32_t i, double rate, std::uint32_t held) {
     flow_fixed_[i] = 1;
     flow_rate_[i] = rate;
+    flow_bottleneck_[i] = held;
     for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
       link_remaining_[flow_links_[k]] -= rate;
       --link_unfixed_[flow_links_[k]];
@@ -711,6 +725,7 @@ void FlowNetwork::fill_component() {
     if (flow_fixed_[i]) continue;  // finished
     double rate = flow_cap_[i];
     double lower = flow_cap_[i];
+    std::uint32_t held = kCapBound;
     bool alone = true;
     for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
       const std::uint32_t j = flow_links_[k];
@@ -718,7 +733,10 @@ void FlowNetwork::fill_component() {
         alone = false;
         if (!bounds) break;
       }
-      rate = std::min(rate, link_remaining_[j]);
+      if (link_remaining_[j] < rate) {
+        rate = link_remaining_[j];
+        held = j;
+      }
       if (bounds) lower = std::min(lower, link_even_share_[j]);
     }
     if (bounds) {
@@ -728,7 +746,8 @@ void FlowNetwork::fill_component() {
       }
     }
     if (alone) {
-      fix(i, rate);
+      fix(i, rate, held);
+      if (held != kCapBound) links_[component_links_[held]].level = rate;
     } else if (flow_cap_[i] != kUncapped) {
       caps.emplace_back(flow_cap_[i], i);
     }
@@ -782,7 +801,7 @@ void FlowNetwork::fill_component() {
       const std::uint32_t i = caps.front().second;
       std::pop_heap(caps.begin(), caps.end(), greater);
       caps.pop_back();
-      fix(i, flow_cap_[i]);
+      fix(i, flow_cap_[i], kCapBound);
       heap.emplace_back(share, link);
       std::push_heap(heap.begin(), heap.end(), greater);
       continue;
@@ -795,12 +814,251 @@ void FlowNetwork::fill_component() {
       const std::uint32_t i = link_flows_[k];
       if (flow_fixed_[i]) continue;
       if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
-      fix(i, share);
+      fix(i, share, j);
     }
+    links_[link].level = share;
+  }
+  // Each flow's bottleneck, for the local fillings that follow; each link's largest rate.
+  for (std::size_t j = 0; j < nl; ++j) {
+    LinkState& l = links_[component_links_[j]];
+    l.held = 0;
+    double largest = 0.0;
+    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
+      largest = std::max(largest, flow_rate_[link_flows_[k]]);  // (0 for a finished flow)
+    }
+    l.max_rate = largest;
   }
   for (std::uint32_t i = 0; i < nf; ++i) {
     TRAINSIM_ASSERT(flow_fixed_[i], "flow left without a rate by the solver");
+    if (flow_dead_[i]) continue;
+    const std::uint32_t held = flow_bottleneck_[i];
+    const LinkId b = held == kCapBound ? kCapBound : component_links_[held];
+    bottleneck_[component_flows_[i]] = b;
+    if (b != kCapBound) ++links_[b].held;
   }
+}
+
+void FlowNetwork::add_to_part(std::uint32_t i) {
+  if (flow_dead_[i] || in_part_[i]) return;
+  in_part_[i] = 1;
+  part_flows_.push_back(i);
+  // Solved again: its old bottleneck no longer counts it.
+  set_bottleneck(component_flows_[i], kNoBottleneck);
+  const double old = std::max(compact_rate_[i], 0.0);
+  for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+    const std::uint32_t j = flow_links_[k];
+    if (!part_link_mark_[j]) {
+      part_link_mark_[j] = 1;
+      part_links_.push_back(j);
+      part_count_[j] = 0;
+      part_old_[j] = 0.0;
+    }
+    ++part_count_[j];
+    part_old_[j] += old;
+  }
+}
+
+bool FlowNetwork::fill_local() {
+  // Max-min rates are the feasible ones where every flow has a bottleneck: a full link on which
+  // no flow has a larger rate (or its cap holds it). Flows finishing or starting on some links
+  // leave every other flow's bottleneck as it was unless the rates on it change, so only part of
+  // the flows needs new rates: those on the links marked for this solve (where flows finished
+  // or started) and those with no bottleneck yet. The part is filled as a whole component would
+  // be, on the capacity the others leave. Then a flow outside it joins when the new rates undo
+  // its bottleneck (the link is no longer full, or a part flow now exceeds it there), or when it
+  // exceeds the part flows a link holds; the part is filled again, until no flow joins. What
+  // comes out is the max-min allocation a full filling gives, to rounding (rates within
+  // kSameRate of each other count as equal). Each round costs the part's flows and links: the
+  // others are seen through each link's allocation, its held flows' count and level, and a
+  // bound on its rates; a link's flows are walked only when that bound or level says a flow
+  // there may have to join.
+  constexpr double kSameRate = 1e-12;
+  constexpr int kMostRounds = 16;
+  const std::size_t nf = component_flows_.size();
+  const std::size_t nl = component_links_.size();
+  const std::size_t live = nf - dead_locals_.size();
+  part_count_.resize(nl);
+  part_slot_.resize(nl);
+  part_old_.resize(nl);
+  part_new_.resize(nl);
+  part_largest_.resize(nl);
+  part_link_changed_.resize(nl);
+  link_remaining_.resize(nl);
+  link_unfixed_.resize(nl);
+  link_share_.resize(nl);
+  part_flows_.clear();
+  part_links_.clear();
+  for (const LinkId l : solve_links_) {
+    if (!in_compact(l)) continue;
+    const std::uint32_t j = local_of_link_[l];
+    for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) add_to_part(link_flows_[k]);
+  }
+  // (A copy the last solve filled has none: flows left it since, none joined.)
+  if (copy_unrated_) {
+    for (std::uint32_t i = 0; i < nf; ++i) {
+      if (compact_rate_[i] < 0.0 || flow_bottleneck_[i] == kNoBottleneck) add_to_part(i);
+    }
+  }
+  copy_unrated_ = false;
+  // Left as they are between solves: flow_fixed_ 1 (every flow has its rate), in_part_ and
+  // part_link_mark_ 0; flow_rate_ is read for the part's flows only.
+  auto clear_part = [&] {
+    for (const std::uint32_t i : part_flows_) in_part_[i] = 0;
+    for (const std::uint32_t j : part_links_) part_link_mark_[j] = 0;
+  };
+  using Entry = std::pair<double, std::uint32_t>;
+  const auto greater = std::greater<Entry>{};
+  auto& heap = share_heap_;
+  auto& caps = cap_heap_;
+  auto fair_share = [&](std::uint32_t j) {
+    return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
+  };
+  auto fix = [&](std::uint32_t i, double rate, std::uint32_t held) {
+    flow_fixed_[i] = 1;
+    flow_rate_[i] = rate;
+    flow_bottleneck_[i] = held;
+    for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
+      link_remaining_[flow_links_[k]] -= rate;
+      --link_unfixed_[flow_links_[k]];
+    }
+  };
+  for (int round = 0;; ++round) {
+    if (2 * part_flows_.size() > live || round == kMostRounds) {
+      clear_part();
+      return false;
+    }
+    // What the flows outside the part leave on each link, and the part's flows there.
+    for (const std::uint32_t j : part_links_) {
+      const LinkState& link = links_[component_links_[j]];
+      const double others =
+          link.live > part_count_[j] ? std::max(0.0, link.allocated - part_old_[j]) : 0.0;
+      link_remaining_[j] = link.capacity - others;
+      link_unfixed_[j] = link_shadowed_[j] ? 0 : part_count_[j];  // (never a bottleneck)
+    }
+    // The part's flows on each of its links (link -> flows, in the copy's order), so a link's
+    // filling walks those and not all of its flows.
+    std::sort(part_flows_.begin(), part_flows_.end());
+    part_first_.assign(part_links_.size() + 1, 0);
+    for (std::uint32_t p = 0; p < part_links_.size(); ++p) {
+      part_slot_[part_links_[p]] = p;
+      part_first_[p + 1] = part_first_[p] + part_count_[part_links_[p]];
+    }
+    part_cursor_.assign(part_first_.begin(), part_first_.end() - 1);
+    part_entries_.resize(part_first_.back());
+    for (const std::uint32_t i : part_flows_) {
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        part_entries_[part_cursor_[part_slot_[flow_links_[k]]]++] = i;
+      }
+    }
+    caps.clear();
+    for (const std::uint32_t i : part_flows_) {
+      flow_fixed_[i] = 0;
+      if (flow_cap_[i] != kUncapped) caps.emplace_back(flow_cap_[i], i);
+    }
+    std::make_heap(caps.begin(), caps.end(), greater);
+    heap.clear();
+    for (const std::uint32_t j : part_links_) {
+      if (link_unfixed_[j] > 0) heap.emplace_back(fair_share(j), component_links_[j]);
+    }
+    std::make_heap(heap.begin(), heap.end(), greater);
+    // The filling of fill_component(), on the part.
+    fixing_links_.clear();
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      const auto [key, link] = heap.back();
+      const std::uint32_t j = local_of_link_[link];
+      heap.pop_back();
+      if (link_unfixed_[j] == 0) continue;
+      const double share = fair_share(j);
+      if (share > key) {
+        heap.emplace_back(share, link);
+        std::push_heap(heap.begin(), heap.end(), greater);
+        continue;
+      }
+      while (!caps.empty() && flow_fixed_[caps.front().second]) {
+        std::pop_heap(caps.begin(), caps.end(), greater);
+        caps.pop_back();
+      }
+      if (!caps.empty() && caps.front().first < share) {
+        const std::uint32_t i = caps.front().second;
+        std::pop_heap(caps.begin(), caps.end(), greater);
+        caps.pop_back();
+        fix(i, flow_cap_[i], kCapBound);
+        heap.emplace_back(share, link);
+        std::push_heap(heap.begin(), heap.end(), greater);
+        continue;
+      }
+      link_share_[j] = share;
+      fixing_links_.push_back(j);
+      const std::uint32_t p = part_slot_[j];
+      for (std::uint32_t k = part_first_[p]; k < part_first_[p + 1]; ++k) {
+        const std::uint32_t i = part_entries_[k];
+        if (!flow_fixed_[i]) fix(i, share, j);
+      }
+    }
+    for (const std::uint32_t i : part_flows_) {
+      TRAINSIM_ASSERT(flow_fixed_[i], "flow left without a rate by the local filling");
+    }
+    // The part's new rates on each of its links.
+    for (const std::uint32_t j : part_links_) {
+      part_new_[j] = part_largest_[j] = 0.0;
+      part_link_changed_[j] = 0;
+    }
+    for (const std::uint32_t i : part_flows_) {
+      const double rate = flow_rate_[i];
+      const bool changed = rate != compact_rate_[i];
+      for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
+        const std::uint32_t j = flow_links_[k];
+        part_new_[j] += rate;
+        part_largest_[j] = std::max(part_largest_[j], rate);
+        part_link_changed_[j] |= static_cast<char>(changed);
+      }
+    }
+    joining_.clear();
+    // A flow outside the part above the share at which a link holds part flows.
+    for (const std::uint32_t j : fixing_links_) {
+      const LinkState& link = links_[component_links_[j]];
+      const double bound = link_share_[j] * (1.0 + kSameRate);
+      if (link.live == part_count_[j] || link.max_rate <= bound) continue;
+      for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
+        const std::uint32_t i = link_flows_[k];
+        if (!in_part_[i] && !flow_dead_[i] && compact_rate_[i] > bound) joining_.push_back(i);
+      }
+    }
+    // A flow outside the part held by a link where part flows changed rate: the link must still
+    // be full, and no part flow above it.
+    for (const std::uint32_t j : part_links_) {
+      const LinkState& link = links_[component_links_[j]];
+      if (!part_link_changed_[j] || link.held == 0) continue;
+      const double others = std::max(0.0, link.allocated - part_old_[j]);
+      const bool full = others + part_new_[j] >= link.capacity * (1.0 - kFullLink);
+      if (full && part_largest_[j] <= link.level * (1.0 + kSameRate)) continue;
+      for (std::uint32_t k = link_first_[j]; k < link_first_[j + 1]; ++k) {
+        const std::uint32_t i = link_flows_[k];
+        if (!in_part_[i] && !flow_dead_[i] && flow_bottleneck_[i] == j) joining_.push_back(i);
+      }
+    }
+    if (joining_.empty()) break;
+    for (const std::uint32_t i : joining_) add_to_part(i);
+  }
+  // Every flow has its bottleneck: the part's are recorded (and each link's level and bound on
+  // its rates where it holds part flows), and bundles checked where they are held, as a full
+  // filling does.
+  for (const std::uint32_t j : fixing_links_) {
+    LinkState& link = links_[component_links_[j]];
+    link.level = link_share_[j];
+    link.max_rate = link_share_[j] * (1.0 + kSameRate);
+  }
+  for (const std::uint32_t i : part_flows_) {
+    const std::uint32_t held = flow_bottleneck_[i];
+    set_bottleneck(component_flows_[i], held == kCapBound ? kCapBound : component_links_[held]);
+    if (held != kCapBound && !flow_bundle_.empty() && flow_bundle_[i]) {
+      check_bundle(i, component_links_[held], held);
+    }
+  }
+  clear_part();
+  ++counters_.local_solves;
+  return true;
 }
 
 }  // namespace trainsim

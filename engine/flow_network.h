@@ -18,21 +18,31 @@
 // of its route that were full: every other flow is held either by its cap or by a full link
 // where no rate is above its own, and a link with capacity to spare holds none, so taking a flow
 // off it changes no other rate (an incast's flows finishing do not re-solve the senders' NICs).
-// All changes at one instant are batched into a single solve, which re-solves only the connected
-// component of flows reachable from the dirty links that still carry flows, through shared links
-// (the flows whose rates can change); flows outside it keep their rates and completion events.
-// When the last component held nearly every active flow, the search is skipped and every active
-// flow re-solved: flows outside the component get the rates they have and are left alone (every
-// eighth solve searches again, to notice when the traffic splits). A flow whose rate changes
+// All changes at one instant are batched into a single solve, over the connected component of
+// flows reachable from the dirty links that still carry flows, through shared links (the flows
+// whose rates can change); flows outside it keep their rates and completion events. When the last
+// component held nearly every active flow, the search is skipped and every active flow taken
+// (every eighth solve searches again, to notice when the traffic splits).
+//
+// Local filling: within the component, only the flows whose rates change need new ones. Each
+// flow keeps its bottleneck (the full link where no rate is above its own, or its cap), and each
+// link the rate of the flows it holds and a bound on every rate on it. A solve fills only a part
+// of the component: the flows of the dirty links and those without a rate, on the capacity the
+// others leave. A flow outside the part joins it when the new rates undo its bottleneck (that
+// link is no longer full, or a part flow is now above it there) or when it is above the share at
+// which a link holds part flows; the part is then filled again, until none joins. Every flow then
+// has a bottleneck, which makes the rates max-min, the same as a full filling gives (to rounding).
+// A part that grows past half of the component is filled whole instead. An all-to-all whose
+// flows finish one by one re-solves the few hundred flows of the NIC a finished flow leaves, not
+// the tens of thousands of the fabric. A flow whose rate changes
 // has its remaining bytes brought up to date and its completion event moved (all of a solve's
 // moves at once: the event queue re-heaps when they are many). The filling runs on a compact copy
 // of the component (flow -> links and link -> flows), and a flow's rate cap enters it only when it
 // may bind (when it is below the flow's upper bound from the other flows' guaranteed shares).
-// When that copy held a whole component (or every active flow), flows have only finished since
-// (fewer than a quarter of it) and the dirty links are all in it, the next solve fills the same
-// copy with the finished flows left out instead of searching and making a new one: finishing
-// flows only split a component, and the flows keep their order, so the rates are the same to the
-// last bit (a rail's component of an all-to-all, re-solved as its flows finish one by one). A
+// When flows have only finished since that copy was made (fewer than a quarter of it) and the
+// dirty links are all in it, the next solve uses the same copy, with the finished flows left
+// out, instead of searching and making a new one (the local filling's part lies within the dirty
+// links' component, wherever else the copy reaches). A
 // component whose flows each have every link of their route to themselves (a ring's steps) needs
 // no copy: each gets the least capacity on its route, or its cap. A link that carries exactly
 // the flows of a narrower one (the PCIe link from a GPU to its NIC and the NIC's own port) can
@@ -59,10 +69,11 @@ struct FlowNetworkCounters {
   std::uint64_t flows_started = 0;
   std::uint64_t flows_completed = 0;
   std::uint64_t solves = 0;
-  std::uint64_t flows_solved = 0;      // live flows in the solves' components, summed
+  std::uint64_t flows_solved = 0;      // flows given rates by solves (a part or a component)
   std::uint64_t flows_rerated = 0;     // rate changes applied by solves
   std::uint64_t max_active_flows = 0;  // most flows sharing bandwidth at one time
   std::uint64_t compact_reuses = 0;    // solves on the last solve's compact copy (flows only left)
+  std::uint64_t local_solves = 0;      // solves that gave new rates to part of the copy only
 };
 
 class FlowNetwork {
@@ -198,9 +209,25 @@ class FlowNetwork {
     double allocated = 0.0;  // the rates of the flows on it (one term per appearance)
     std::uint64_t component_mark = 0;
     std::uint32_t active_index = 0;  // in active_links_ while it carries a flow
+    // Flows whose bottleneck it is (bottleneck_), the rate they were given there, and a bound
+    // on every rate on it (raised as rates are given, set afresh by a full filling).
+    std::uint32_t held = 0;
+    double level = 0.0;
+    double max_rate = 0.0;
     bool dirty = false;
   };
   bool is_live(const LinkEntry& e) const { return serial_[e.flow] == e.serial; }
+  void set_bottleneck(FlowId id, std::uint32_t held) {
+    const std::uint32_t old = bottleneck_[id];
+    if (old < kCapBound) --links_[old].held;
+    bottleneck_[id] = held;
+    if (held < kCapBound) ++links_[held].held;
+  }
+  void raise_max_rate(RouteId route, double rate) {
+    for (const LinkId l : router_->links(route)) {
+      links_[l].max_rate = std::max(links_[l].max_rate, rate);
+    }
+  }
 
   FlowId allocate();
   void activate(FlowId id);
@@ -217,13 +244,18 @@ class FlowNetwork {
   void rerate(FlowId id, double rate, Time now);
   // Solves a component whose every flow is alone on every link of its route.
   void rate_lone_flows(Time now);
-  // Whether the flows the dirty links reach are every live flow of the compact copy.
-  bool compact_is_one_component();
   void build_compact();
   // Marks the compact copy's links that can never be a bottleneck (link_shadowed_) and lists
   // them last on each flow's links (fill_end_).
   void mark_shadowed_links();
   void fill_component();
+  // Max-min on part of the compact copy: the flows of the links marked for this solve and
+  // those with no rate or bottleneck yet, with every other flow's rate held, growing the part by
+  // the flows whose bottleneck the new rates undo, until every flow has one. False when the part
+  // grows to half of the copy (fill_component() then does it all).
+  bool fill_local();
+  // Puts live local flow i in the local fill's part (once).
+  void add_to_part(std::uint32_t i);
 
   Simulation& sim_;
   const Topology& topology_;
@@ -263,6 +295,23 @@ class FlowNetwork {
   BigVector<std::uint32_t> fill_end_;
   std::vector<char> link_shadowed_;
   BigVector<char> flow_fixed_;
+  // Each flow's bottleneck as of the solve that gave its rate: the link where it is among the
+  // largest on a full link (global id by flow id; local index in the compact copy), kCapBound
+  // for a flow held at its cap, kNoBottleneck for a rate no solve gave.
+  static constexpr std::uint32_t kNoBottleneck = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kCapBound = kNoBottleneck - 1;
+  BigVector<LinkId> bottleneck_;
+  BigVector<std::uint32_t> flow_bottleneck_;
+  // The links marked for this solve, and the local fill's part: its flows and links.
+  std::vector<LinkId> solve_links_;
+  BigVector<char> in_part_;
+  std::vector<std::uint32_t> part_flows_, part_links_, fixing_links_, joining_;
+  std::vector<char> part_link_mark_, part_link_changed_;
+  bool copy_unrated_ = false;  // the compact copy is new: flows without a rate may be in it
+  std::vector<std::uint32_t> part_count_;  // the part's flows on each link (per appearance)
+  // The part's flows by link, CSR over part_links_ (part_slot_: a link's place there).
+  std::vector<std::uint32_t> part_slot_, part_first_, part_cursor_, part_entries_;
+  std::vector<double> part_old_, part_new_, part_largest_, link_share_;
   // The compact copy holds a whole component, or every active flow, and none has started since
   // it was made; those finished since are marked dead, by local index.
   bool compact_valid_ = false;
@@ -277,10 +326,9 @@ class FlowNetwork {
   std::vector<double> link_even_share_;    // capacity / link_count_
   BigVector<double> compact_rate_;  // each flow's rate as of the last solve (-1: no event yet)
   std::vector<char> link_touched_;
+  std::vector<double> link_change_;  // in its flows' rates, this solve (after a local filling)
   std::vector<std::uint32_t> touched_links_;  // by a finished or re-rated flow, this solve
   std::size_t dead_seen_ = 0;                 // dead_locals_ as of the last solve
-  BigVector<char> search_flow_mark_;
-  std::vector<char> search_link_mark_;
   std::vector<double> link_remaining_, link_capacity_;
   std::vector<double> flow_lower_, link_lower_sum_;
   std::vector<std::uint32_t> link_unfixed_;

@@ -788,6 +788,85 @@ TEST(FlowNetworkTest, AFlowLeavingLinksWithCapacityToSpareChangesNoRateAndNeedsN
   EXPECT_EQ(net2.counters().solves, 3u);
 }
 
+// A hub with endpoints e0, e1, ...: each endpoint's link to the hub and back, of the given
+// bandwidths.
+struct Hub {
+  Topology topology;
+  std::vector<VertexId> e;
+  Hub(const std::vector<double>& up, const std::vector<double>& down) {
+    const VertexId hub = topology.add_vertex("hub", true);
+    for (std::size_t i = 0; i < up.size(); ++i) {
+      e.push_back(topology.add_vertex("e" + std::to_string(i), false));
+      topology.add_link(e.back(), hub, up[i], 0);
+      topology.add_link(hub, e.back(), down[i], 0);
+    }
+  }
+};
+
+TEST(FlowNetworkTest, AFlowOutsideThePartAboveItsNewShareJoinsIt) {
+  // X (1 GB, e0 -> e1) and Y (4.4 GB, e2 -> e1) share e1's 10 GB/s link: 5 GB/s each; V
+  // (2.6 GB, e2 -> e3) takes the 7 GB/s Y leaves on e2's 12 GB/s link. Two flows B (e4 -> e3)
+  // share e4's 4 GB/s link and meet V on e3's (11 of 100 GB/s). X leaves at 0.2 s: only the
+  // flows of the link it frees are solved again (Y), on what the others leave: 12 - 7 = 5 GB/s
+  // on e2's link, so Y would stay at 5, below V there. V joins; the two share e2's link at
+  // 6 GB/s each (the full solve's answer), the B keep 2 GB/s. V's last 1.2 GB take 0.2 s more:
+  // 0.4 s. Y's last 2.2 GB then go at e1's 10 GB/s: 0.62 s. Solves: the start (all five
+  // flows, none with a rate yet: a full filling), X's finish (Y and V), V's (Y alone: the B,
+  // apart from it now, keep their rates).
+  Hub hub({100 * kGBps, 100 * kGBps, 12 * kGBps, 100 * kGBps, 4 * kGBps},
+          {100 * kGBps, 10 * kGBps, 100 * kGBps, 100 * kGBps, 100 * kGBps});
+  const auto& e = hub.e;
+  Simulation sim;
+  FlowNetwork net(sim, hub.topology);
+  std::vector<Time> done(3, -1);
+  net.start(e[0], e[1], 1e9, [&] { done[0] = sim.now(); });
+  const FlowId y = net.start(e[2], e[1], 4.4e9, [&] { done[1] = sim.now(); });
+  const FlowId v = net.start(e[2], e[3], 2.6e9, [&] { done[2] = sim.now(); });
+  const FlowId b = net.start(e[4], e[3], 1e10, {});
+  net.start(e[4], e[3], 1e10, {});
+  sim.run_until(300 * kMillisecond);
+  EXPECT_DOUBLE_EQ(net.rate(y), 6 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(v), 6 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(b), 2 * kGBps);
+  sim.run_until(kSecond);
+  EXPECT_EQ(done[0], 200 * kMillisecond);
+  EXPECT_NEAR(static_cast<double>(done[2]), 400.0 * kMillisecond, 2.0);
+  EXPECT_NEAR(static_cast<double>(done[1]), 620.0 * kMillisecond, 2.0);
+  EXPECT_EQ(net.counters().solves, 3u);
+  EXPECT_EQ(net.counters().local_solves, 2u);
+  EXPECT_EQ(net.counters().flows_solved, 5u + 2u + 1u);
+}
+
+TEST(FlowNetworkTest, AFlowHeldAtALinkThePartLeavesNotFullJoinsIt) {
+  // Y (e2 -> e1) and H (e0 -> e1) share e1's 10 GB/s link at 5 GB/s; four flows B (e0 -> e4)
+  // share e4's 8 GB/s link at 2 GB/s and meet H on e0's link (13 of 100 GB/s). At 0.1 s N
+  // (e2 -> e3) joins Y on e2's 6 GB/s link: the flows of N's links (Y, N) are solved again, at
+  // 3 GB/s each. e1's link then carries 5 + 3 of its 10 GB/s: H, held there, joins and takes the
+  // 7 GB/s left. The B keep their 2 GB/s and are not solved again: 3 of the 7 flows are.
+  Hub hub({100 * kGBps, 100 * kGBps, 6 * kGBps, 100 * kGBps, 100 * kGBps},
+          {100 * kGBps, 10 * kGBps, 100 * kGBps, 100 * kGBps, 8 * kGBps});
+  const auto& e = hub.e;
+  Simulation sim;
+  FlowNetwork net(sim, hub.topology);
+  const FlowId y = net.start(e[2], e[1], 1e10, {});
+  const FlowId h = net.start(e[0], e[1], 1e10, {});
+  std::vector<FlowId> b;
+  for (int k = 0; k < 4; ++k) b.push_back(net.start(e[0], e[4], 1e10, {}));
+  FlowId n = 0;
+  sim.schedule_at(100 * kMillisecond, [&] { n = net.start(e[2], e[3], 1e10, {}); });
+  sim.run_until(50 * kMillisecond);
+  EXPECT_DOUBLE_EQ(net.rate(y), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(h), 5 * kGBps);
+  sim.run_until(200 * kMillisecond);
+  EXPECT_DOUBLE_EQ(net.rate(y), 3 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(n), 3 * kGBps);
+  EXPECT_DOUBLE_EQ(net.rate(h), 7 * kGBps);
+  for (const FlowId id : b) EXPECT_DOUBLE_EQ(net.rate(id), 2 * kGBps);
+  EXPECT_EQ(net.counters().solves, 2u);
+  EXPECT_EQ(net.counters().local_solves, 1u);
+  EXPECT_EQ(net.counters().flows_solved, 6u + 3u);
+}
+
 TEST(FlowNetworkTest, AComponentsCopyServesAgainWhileItsFlowsOnlyFinish) {
   // Link 1 (10 GB/s) carries ten flows of 1..10 GB from 1 ms; link 2, apart, two long ones from
   // 0. Link 1 stays full until the last of the ten leaves: 55 GB take 5.5 s, so the last leaves
