@@ -396,6 +396,13 @@ void FlowNetwork::solve() {
     }
   }
   sim_.reschedule_all(moves_);
+  if (on_rate_changes_exceeded_ &&
+      static_cast<double>(counters_.flows_rerated) >
+          rate_change_first_ + rate_change_per_second_ * to_seconds(now)) {
+    Callback exceeded = std::move(on_rate_changes_exceeded_);
+    on_rate_changes_exceeded_ = {};
+    exceeded();
+  }
   // The component's links carry its flows alone: their allocations, summed afresh (on the
   // solver's compact copy: link -> flows, the rates just given, finished flows left out), in
   // link order (as a link observer sees them). After a local filling, a link of many flows takes

@@ -149,6 +149,16 @@ class FlowNetwork {
   void set_solve_quantum(Time quantum) { solve_quantum_ = quantum; }
   Time solve_quantum() const { return solve_quantum_; }
 
+  // A bound on the solver's work: once the solves have changed more than
+  //   first + per_second x (simulated seconds so far)
+  // flow rates (counters().flows_rerated), the network calls `exceeded`, once, and carries on
+  // (the caller decides whether to stop: an exact run that would cost too much, say).
+  void set_rate_change_limit(double first, double per_second, Callback exceeded) {
+    rate_change_first_ = first;
+    rate_change_per_second_ = per_second;
+    on_rate_changes_exceeded_ = std::move(exceeded);
+  }
+
   // Latency first (SimGrid's semantics): a flow waits its route latency before it takes any
   // bandwidth, and arrives when its last byte is transmitted. The default pays the latency after
   // transmission. A lone flow takes latency + bytes / bottleneck either way; under contention the
@@ -280,6 +290,9 @@ class FlowNetwork {
   std::size_t searched_active_ = 0;  // active flows at the last search
   EventHandle solve_event_;
   Time solve_quantum_ = 0;
+  double rate_change_first_ = 0.0;
+  double rate_change_per_second_ = 0.0;
+  Callback on_rate_changes_exceeded_;
   bool latency_first_ = false;
   std::uint64_t epoch_ = 0;
   // Scratch space reused by every solve: the component's flows and links (global ids), and the

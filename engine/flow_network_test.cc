@@ -898,6 +898,27 @@ TEST(FlowNetworkTest, AComponentsCopyServesAgainWhileItsFlowsOnlyFinish) {
   EXPECT_EQ(net.counters().compact_reuses, 4u);
 }
 
+TEST(FlowNetworkTest, SaysWhenItsSolvesHaveChangedMoreRatesThanTheLimit) {
+  // Ten flows of 1..10 GB on one 10 GB/s link: the start gives 10 rates (1 GB/s each), the first
+  // finish (1 s) changes the other 9 (to 10/9 GB/s), the second (1.9 s) 8: 10, 19, 27 changes.
+  // A limit of 20 is passed at 1.9 s; one of 10 + 5 per simulated second (15 at 1 s) at 1 s.
+  // The network carries on after it says so, once.
+  for (const auto& [first, per_second, at] :
+       {std::tuple{20.0, 0.0, 1900 * kMillisecond}, std::tuple{10.0, 5.0, 1000 * kMillisecond}}) {
+    Chain chain({10 * kGBps}, {0});
+    Simulation sim;
+    FlowNetwork net(sim, chain.topology);
+    std::vector<Time> said;
+    net.set_rate_change_limit(first, per_second, [&] { said.push_back(sim.now()); });
+    for (int k = 0; k < 10; ++k) net.start(chain.v[0], chain.v[1], 1e9 * (k + 1), {});
+    sim.run();
+    ASSERT_EQ(said.size(), 1u) << first;
+    EXPECT_NEAR(static_cast<double>(said[0]), static_cast<double>(at), 1.0) << first;
+    EXPECT_EQ(net.counters().flows_rerated, 55u);  // 10 + 9 + ... + 1
+    EXPECT_NEAR(static_cast<double>(sim.now()), 5.5 * kSecond, 1.0);
+  }
+}
+
 TEST(FlowNetworkTest, RatesStayMaxMinAsFlowsComeAndGo) {
   // Random flows (some capped) start at random times over a star of random links and finish as
   // their bytes run out. Every 2 ms, the flows still transmitting must have a max-min fair

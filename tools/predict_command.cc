@@ -93,12 +93,14 @@ void add_study_options(po::options_description& o) {
     ("network", po::value<std::string>()->default_value("flow"),
      "network model: flow (every transfer a flow sharing links by max-min fairness) or analytic "
      "(alpha-beta time per collective, no contention; faster)")
-    ("solve-quantum", po::value<std::string>()->default_value("0.1%"),
+    ("solve-quantum", po::value<std::string>()->default_value("auto"),
      "flow mode: rate changes take effect at multiples of this time, so nearly simultaneous "
-     "flow completions are solved together (much faster for large all-to-alls; rates lag by "
-     "less than one quantum, and a flow starting between solves takes only the bandwidth that "
-     "is free). A time (1us), a percentage of the step time estimated analytically first "
-     "(0.1%), or 0 for exact")
+     "flow completions are solved together (faster where many flows finish one by one, as in "
+     "a large all-to-all of uneven transfers; rates lag by less than one quantum, and a flow "
+     "starting between solves takes only the bandwidth that is free). A time (1us), a "
+     "percentage of the step time estimated analytically first (0.1%), 0 for exact, or auto: "
+     "exact, unless the exact solve would change more than two million flow rates per step "
+     "(then 0.1%)")
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed")
@@ -146,7 +148,9 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
   }
   if (study_options.simulation.steps > 1000) throw UsageError("--steps: at most 1000");
   const std::string text = vm["solve-quantum"].as<std::string>();
-  if (!text.empty() && text.back() == '%') {
+  if (text == "auto") {
+    study_options.simulation.solve_quantum = models::kDefaultSolveQuantum;
+  } else if (!text.empty() && text.back() == '%') {
     const auto percent =
         models::parse_quantity(text.substr(0, text.size() - 1), models::Dimension::kTime);
     if (!percent || *percent < 0 || *percent > 10) {
@@ -158,7 +162,7 @@ models::ScalingStudyOptions parse_study_options(const po::variables_map& vm) {
     const auto quantum = models::parse_quantity(text, models::Dimension::kTime);
     if (!quantum || *quantum < 0 || *quantum > 1.0) {
       throw UsageError(
-          "--solve-quantum must be a time from 0 to 1 s (e.g. 1us), a percentage "
+          "--solve-quantum must be auto, a time from 0 to 1 s (e.g. 1us), a percentage "
           "(0.1%) or 0, not '" +
           text + "'");
     }

@@ -122,8 +122,13 @@ PointSetup setup_point(const SweepJob& job, const std::vector<std::string>& valu
 }
 
 // The solve quantum as the signature has always spelt it: picoseconds, or minus parts per million
-// of the step.
+// of the step; "auto" (exact up to a number of rate changes per step, then a share) as minus
+// (its share + 10^6 x its rate changes per step in thousands).
 long long quantum_code(const models::SolveQuantum& quantum) {
+  if (const auto* exact_first = std::get_if<models::ExactOrShare>(&quantum)) {
+    return -(exact_first->otherwise.parts_per_million +
+             1'000'000 * (exact_first->rate_changes_per_step / 1000));
+  }
   if (const auto* share = std::get_if<models::StepShare>(&quantum))
     return -share->parts_per_million;
   return std::get<Time>(quantum);

@@ -59,15 +59,15 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
   const auto m = static_cast<Eigen::Index>(measured.size());
   int smallest = measured.front().nodes, largest = smallest;
   for (const auto& p : measured) {
-    TRAINSIM_ASSERT(p.nodes >= 1 && p.nodes <= cluster.nodes &&
-                        (p.throughput > 0 || p.step_time_s > 0),
-                    "a measured point has nodes of the cluster and a throughput or step time");
+    TRAINSIM_ASSERT(
+        p.nodes >= 1 && p.nodes <= cluster.nodes && (p.throughput > 0 || p.step_time_s > 0),
+        "a measured point has nodes of the cluster and a throughput or step time");
     smallest = std::min(smallest, p.nodes);
     largest = std::max(largest, p.nodes);
   }
-  const BatchScaling batch = resolve_batch_scaling(workload, options.study.scaling,
-                                                   smallest * cluster.gpus_per_node,
-                                                   largest * cluster.gpus_per_node);
+  const BatchScaling batch =
+      resolve_batch_scaling(workload, options.study.scaling, smallest * cluster.gpus_per_node,
+                            largest * cluster.gpus_per_node);
   auto global_batch = [&](int nodes) {
     return batch.at(nodes * cluster.gpus_per_node) * nodes * cluster.gpus_per_node;
   };
@@ -85,7 +85,7 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
     StepSimulationOptions sim = options.study.simulation;
     sim.keep_trace = false;
     const double per_gpu = batch.at(p.nodes * cluster.gpus_per_node);
-    if (const auto* share = std::get_if<StepShare>(&sim.solve_quantum);
+    if (const auto* share = step_share(sim.solve_quantum);
         share && sim.network == NetworkModel::kFlow) {
       StepSimulationOptions analytic = sim;
       analytic.network = NetworkModel::kAnalytic;
@@ -108,8 +108,8 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
   }
   auto predict = [&](const ClusterSpec& c, std::size_t i) {
     const MeasuredThroughput& p = measured[i];
-    const ScalingPoint point = simulate_point(c, workloads[i], p.nodes,
-                                              batch.at(p.nodes * c.gpus_per_node), sims[i]);
+    const ScalingPoint point =
+        simulate_point(c, workloads[i], p.nodes, batch.at(p.nodes * c.gpus_per_node), sims[i]);
     return p.training_only ? point.training_throughput : point.throughput;
   };
   // Residuals: log(predicted step / measured step) = log(measured / predicted throughput).
@@ -138,8 +138,9 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
       xj[j] -= kStep;
       jacobian.col(j) = (r - residuals(xj)) / kStep;
     }
-    return Eigen::MatrixXd(jacobian.transpose() * jacobian / (u * u) +
-                           Eigen::MatrixXd(prior_sd.array().square().inverse().matrix().asDiagonal()));
+    return Eigen::MatrixXd(
+        jacobian.transpose() * jacobian / (u * u) +
+        Eigen::MatrixXd(prior_sd.array().square().inverse().matrix().asDiagonal()));
   };
   for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
     // Gauss-Newton on the whitened problem: data rows / u, prior rows / prior_sd.
@@ -147,8 +148,7 @@ JobCalibration calibrate_job(const ClusterSpec& cluster, const Workload& workloa
     Eigen::VectorXd xv(n);
     for (Eigen::Index j = 0; j < n; ++j) xv[j] = x[j];
     const Eigen::VectorXd gradient =
-        jacobian.transpose() * r / (u * u) +
-        (xv.array() / prior_sd.array().square()).matrix();
+        jacobian.transpose() * r / (u * u) + (xv.array() / prior_sd.array().square()).matrix();
     Eigen::VectorXd delta = -precision.ldlt().solve(gradient);
     // Halve the step while it does not lower the objective (the clamp at 1 bends it).
     auto objective = [&](const Eigen::VectorXd& res, const Eigen::VectorXd& at) {

@@ -231,7 +231,12 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     return dense ? simulate_dense_training(cluster, *dense, nodes, o)
                  : simulate_recsys_training(cluster, *recsys, *job, nodes, o, *details);
   };
-  const auto* share = std::get_if<StepShare>(&options.solve_quantum);
+  // "auto": exact, with its share of the step to fall back on when the exact run would change
+  // too many flow rates.
+  const auto* exact_first = std::get_if<ExactOrShare>(&options.solve_quantum);
+  const auto* share =
+      exact_first ? &exact_first->otherwise : std::get_if<StepShare>(&options.solve_quantum);
+  Time fallback_quantum = 0;
   if (share && options.network == NetworkModel::kAnalytic) effective.solve_quantum = Time{0};
   if (share && options.network == NetworkModel::kFlow) {
     // Automatic quantum: a fixed fraction of the step, from a quick analytic run. Its all-to-all
@@ -244,9 +249,26 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     analytic.steps = 1;  // an estimate: one step, start-up included
     analytic.warmup_steps = 0;
     const Time estimate = run(analytic).step_time;
-    effective.solve_quantum =
+    const Time quantum =
         std::max<Time>(kNanosecond, estimate / 1'000'000 * share->parts_per_million);
+    effective.solve_quantum = quantum;
+    if (exact_first && estimate > 0) {
+      // A step's worth of rate changes at once, then a step's worth per estimated step time.
+      const auto per_step = static_cast<double>(exact_first->rate_changes_per_step);
+      effective.solve_quantum = Time{0};
+      effective.rate_change_limit =
+          StepSimulationOptions::RateChangeLimit{per_step, per_step / to_seconds(estimate)};
+      fallback_quantum = quantum;
+    }
   }
+  // A run stopped at the rate-change limit runs again under the quantum.
+  auto or_with_quantum = [fallback_quantum](StepSimulationOptions o, const auto& simulate) {
+    StepSimulationResult r = simulate(o);
+    if (!r.rate_change_limit_exceeded) return r;
+    o.solve_quantum = fallback_quantum;
+    o.rate_change_limit.reset();
+    return simulate(o);
+  };
   p.global_batch = batch_per_gpu * p.gpus;
   // A recommender's evaluation steps: a simulation of their own (the evaluation batch's matrices
   // and plans), which needs nothing from the training steps' and goes beside them when `threads`
@@ -263,16 +285,17 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     eval_options.all_to_all_plans.reset();  // its own matrices (the evaluation batch's)
     eval_options.steps = eval_options.warmup_steps + 1;
     run_side_by_side(
-        threads, [&] { result = run(effective); },
+        threads, [&] { result = or_with_quantum(effective, run); },
         [&] {
           if (threads != 1)
             eval_options.shared_topology = std::make_shared<SharedTopology>(cluster, nodes);
-          eval_step = simulate_recsys_evaluation(cluster, *recsys, *job, nodes, eval_batch / p.gpus,
-                                                 *plan, eval_options)
-                          .step_time;
+          eval_step = or_with_quantum(eval_options, [&](const StepSimulationOptions& o) {
+                        return simulate_recsys_evaluation(cluster, *recsys, *job, nodes,
+                                                          eval_batch / p.gpus, *plan, o);
+                      }).step_time;
         });
   } else {
-    result = run(effective);
+    result = or_with_quantum(effective, run);
   }
   p.step_time = result.step_time;
   p.breakdown = result.breakdown;

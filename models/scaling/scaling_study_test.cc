@@ -155,6 +155,26 @@ TEST(ScalingStudyTest, BackgroundTrafficTakesItsShareOfTheNics) {
             5 * kMillisecond + latency + transfer_time(100e6, 25e9));
 }
 
+TEST(ScalingStudyTest, AutoQuantumIsExactUnlessTheExactRunChangesTooManyRates) {
+  // The 2-node ring above beside background traffic that fills node 0's NIC (30 GB/s asked of
+  // its 25): under a coarse quantum (10% of the step) each ring step's flow waits for the next
+  // solve to get its share, so the step moves. "auto" with room for every rate change is the
+  // exact run; with room for one change per step it stops, and runs again under its quantum.
+  const DenseModelSpec m = ring_model();
+  ClusterSpec c = one_gpu_nodes();
+  c.background_traffic = {{0, 0, 1, 1, 30e9}};
+  auto step = [&](SolveQuantum quantum) {
+    ScalingStudyOptions options;
+    options.simulation.solve_quantum = quantum;
+    return run_scaling_study(c, m, {2}, options).points[0].step_time;
+  };
+  const Time exact = step(Time{0});
+  const Time coarse = step(StepShare{100'000});
+  ASSERT_NE(exact, coarse);
+  EXPECT_EQ(step(ExactOrShare{1'000'000'000, StepShare{100'000}}), exact);
+  EXPECT_EQ(step(ExactOrShare{1, StepShare{100'000}}), coarse);
+}
+
 TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {
   // The model overlaps its gradient all-reduce in 4 buckets; the job turns overlap off, so each
   // step is the 5 ms of compute, then the whole 100 MB all-reduce (as above, at 2 nodes: NCCL's

@@ -228,7 +228,7 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
 
   // The solve quantum: as given, or a share of the shortest job's step (its analytic estimate).
   Time quantum = 0;
-  if (const auto* share = std::get_if<StepShare>(&options.solve_quantum)) {
+  if (const auto* share = step_share(options.solve_quantum)) {
     StepSimulationOptions analytic = options;
     analytic.network = NetworkModel::kAnalytic;
     analytic.keep_trace = false;

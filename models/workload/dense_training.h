@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/chrome_trace.h"
@@ -29,6 +30,14 @@ struct StepSimulationOptions {
   // Flow network solve quantum; the step runs only with a time (a share of the step is turned
   // into one by the scaling study's estimate).
   SolveQuantum solve_quantum = Time{0};
+  // A bound on the flow solver's work (FlowNetwork::set_rate_change_limit): past it the run
+  // stops and its result says so (rate_change_limit_exceeded), for the caller to run again with
+  // a quantum. None: no bound.
+  struct RateChangeLimit {
+    double first = 0.0;
+    double per_second = 0.0;  // of simulated time
+  };
+  std::optional<RateChangeLimit> rate_change_limit;
   // Steps built after the measured ones and not measured: on a shared cluster they keep a job's
   // traffic going while the other jobs finish their measured steps (the run stops then).
   int trailing_steps = 0;
@@ -92,6 +101,8 @@ struct StepSimulationResult {
   Time communication_busy = 0;
   std::uint64_t events = 0;
   std::shared_ptr<StepTrace> trace;  // set when keep_trace
+  // The run stopped at the options' rate_change_limit: nothing else in it is measured.
+  bool rate_change_limit_exceeded = false;
 };
 
 // The dense model as a job runs it: the job's communication (all-reduce algorithm) and overlap

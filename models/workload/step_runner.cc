@@ -54,6 +54,13 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
       cache_(&fabric_.analytic_cache()),
       all_to_all_plans_(options.all_to_all_plans) {
   init(0, input_copies);
+  if (options.rate_change_limit) {
+    network_.set_rate_change_limit(options.rate_change_limit->first,
+                                   options.rate_change_limit->per_second, [this] {
+                                     rate_change_limit_exceeded_ = true;
+                                     sim_.stop();
+                                   });
+  }
 }
 
 StepRunner::StepRunner(Fabric& fabric, const ClusterSpec& cluster, int first_node, int nodes,
@@ -635,6 +642,11 @@ StepSimulationResult StepRunner::run() {
   start();
   if (background) executor_->set_on_finished([this] { sim_.stop(); });
   sim_.run();
+  if (rate_change_limit_exceeded_) {
+    StepSimulationResult stopped;
+    stopped.rate_change_limit_exceeded = true;
+    return stopped;
+  }
   if (symmetry_broken_) return {};
   TRAINSIM_ASSERT(executor_->finished(), "training steps did not finish (deadlock)");
   return measure();

@@ -183,7 +183,8 @@ class StepRunner {
 
   // Runs every step and measures the ones after warm-up: step time, the breakdown (compute,
   // waiting for the last participant of a collective, input stall, exposed communication), the
-  // slowest rank, communication busy time.
+  // slowest rank, communication busy time. Stops early, with nothing measured, when the
+  // options' rate_change_limit is passed (rate_change_limit_exceeded) or the symmetry breaks.
   StepSimulationResult run();
 
   // On a shared fabric: start() every runner's steps (the first ones at `at`), run the fabric's
@@ -250,6 +251,7 @@ class StepRunner {
   std::vector<int> index_;      // per rank, its place in simulated_ (-1: not simulated)
   std::vector<Time> weight_;    // per rank, the ranks it stands for (empty: every rank simulated)
   bool symmetry_broken_ = false;
+  bool rate_change_limit_exceeded_ = false;
   // Flow mode with classes of several nodes: each node's representative (empty without), and
   // each all-to-all plan's bundles (bundle_plan(); null when it has none).
   std::vector<int> representative_;
