@@ -387,8 +387,8 @@ void FlowNetwork::solve() {
     rerate(component_flows_[i], rate, now);
   };
   if (local) {
-    // (Only the part's flows have new rates; in the copy's order, as a full filling gives them.)
-    std::sort(part_flows_.begin(), part_flows_.end());
+    // (Only the part's flows have new rates; in the copy's order, as a full filling gives them:
+    // the last round of the filling sorted them.)
     for (const std::uint32_t i : part_flows_) give_rate(i);
   } else {
     for (std::uint32_t i = 0; i < component_flows_.size(); ++i) {
@@ -436,7 +436,6 @@ void FlowNetwork::rerate(FlowId id, double rate, Time now) {
   f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate * to_seconds(now - f.last_update));
   f.last_update = now;
   f.rate = rate;
-  raise_max_rate(f.route, rate);
   ++counters_.flows_rerated;
   const Time at = time_after(now, transfer_time(f.remaining_bytes, f.rate));
   if (f.completion_scheduled) {
@@ -460,6 +459,7 @@ void FlowNetwork::rate_lone_flows(Time now) {
     TRAINSIM_ASSERT(rate > 0.0, "flow given a zero rate");
     set_bottleneck(id, kNoBottleneck);  // (a flow joining it marks its links for the next solve)
     if (f.completion_scheduled && rate == f.rate) continue;
+    raise_max_rate(f.route, rate);
     rerate(id, rate, now);
   }
   sim_.reschedule_all(moves_);
@@ -849,8 +849,8 @@ void FlowNetwork::add_to_part(std::uint32_t i) {
   if (flow_dead_[i] || in_part_[i]) return;
   in_part_[i] = 1;
   part_flows_.push_back(i);
-  // Solved again: its old bottleneck no longer counts it.
-  set_bottleneck(component_flows_[i], kNoBottleneck);
+  // Solved again: its old bottleneck (on its route) counts it apart from the flows it still holds.
+  part_held_before_[i] = flow_bottleneck_[i];
   const double old = std::max(compact_rate_[i], 0.0);
   for (std::uint32_t k = flow_first_[i]; k < flow_first_[i + 1]; ++k) {
     const std::uint32_t j = flow_links_[k];
@@ -859,10 +859,12 @@ void FlowNetwork::add_to_part(std::uint32_t i) {
       part_links_.push_back(j);
       part_count_[j] = 0;
       part_old_[j] = 0.0;
+      part_held_[j] = 0;
     }
     ++part_count_[j];
     part_old_[j] += old;
   }
+  if (flow_bottleneck_[i] < kCapBound) ++part_held_[flow_bottleneck_[i]];
 }
 
 bool FlowNetwork::fill_local() {
@@ -885,7 +887,9 @@ bool FlowNetwork::fill_local() {
   const std::size_t nl = component_links_.size();
   const std::size_t live = nf - dead_locals_.size();
   part_count_.resize(nl);
+  part_held_.resize(nl);
   part_slot_.resize(nl);
+  part_held_before_.resize(nf);
   part_old_.resize(nl);
   part_new_.resize(nl);
   part_largest_.resize(nl);
@@ -1036,7 +1040,7 @@ bool FlowNetwork::fill_local() {
     // be full, and no part flow above it.
     for (const std::uint32_t j : part_links_) {
       const LinkState& link = links_[component_links_[j]];
-      if (!part_link_changed_[j] || link.held == 0) continue;
+      if (!part_link_changed_[j] || link.held == part_held_[j]) continue;  // (none outside)
       const double others = std::max(0.0, link.allocated - part_old_[j]);
       const bool full = others + part_new_[j] >= link.capacity * (1.0 - kFullLink);
       if (full && part_largest_[j] <= link.level * (1.0 + kSameRate)) continue;
@@ -1051,6 +1055,10 @@ bool FlowNetwork::fill_local() {
   // Every flow has its bottleneck: the part's are recorded (and each link's level and bound on
   // its rates where it holds part flows), and bundles checked where they are held, as a full
   // filling does.
+  for (const std::uint32_t j : part_links_) {
+    LinkState& link = links_[component_links_[j]];
+    link.max_rate = std::max(link.max_rate, part_largest_[j]);
+  }
   for (const std::uint32_t j : fixing_links_) {
     LinkState& link = links_[component_links_[j]];
     link.level = link_share_[j];
@@ -1058,7 +1066,9 @@ bool FlowNetwork::fill_local() {
   }
   for (const std::uint32_t i : part_flows_) {
     const std::uint32_t held = flow_bottleneck_[i];
-    set_bottleneck(component_flows_[i], held == kCapBound ? kCapBound : component_links_[held]);
+    if (held != part_held_before_[i]) {
+      set_bottleneck(component_flows_[i], held == kCapBound ? kCapBound : component_links_[held]);
+    }
     if (held != kCapBound && !flow_bundle_.empty() && flow_bundle_[i]) {
       check_bundle(i, component_links_[held], held);
     }

@@ -321,7 +321,9 @@ class FlowNetwork {
   std::vector<std::uint32_t> part_flows_, part_links_, fixing_links_, joining_;
   std::vector<char> part_link_mark_, part_link_changed_;
   bool copy_unrated_ = false;  // the compact copy is new: flows without a rate may be in it
-  std::vector<std::uint32_t> part_count_;  // the part's flows on each link (per appearance)
+  std::vector<std::uint32_t> part_count_;      // the part's flows on each link (per appearance)
+  std::vector<std::uint32_t> part_held_;       // the part's flows each link held before the solve
+  BigVector<std::uint32_t> part_held_before_;  // each part flow's bottleneck then (local)
   // The part's flows by link, CSR over part_links_ (part_slot_: a link's place there).
   std::vector<std::uint32_t> part_slot_, part_first_, part_cursor_, part_entries_;
   std::vector<double> part_old_, part_new_, part_largest_, link_share_;
