@@ -41,11 +41,11 @@ struct ExactOrShare {
 };
 using SolveQuantum = std::variant<Time, StepShare, ExactOrShare>;
 // The commands' default ("auto"). The local filling makes exact solves cheap where few rates
-// change at each event: about 2 us of one core per rate change (the MLPerf job with HugeCTR's plan,
-// on a 2-core AMD EPYC VM: 0.9 M changes per step at 64 nodes, exact in 5 s; 5 M per step at 128
-// nodes, 33 s). Past two million per step the run falls back to 0.1% of the step, which keeps
-// every step time of the shipped jobs at 1 to 128 nodes within 0.25% of the exact solve and every
-// breakdown part within 0.25% of the step (tests/solve_quantum_check.py).
+// change at each event: about 1.5 us of one core per rate change (the MLPerf job with HugeCTR's
+// plan, on a 2-core AMD EPYC VM: 0.9 M changes per step at 64 nodes, exact in 4.7 s; 5 M per step
+// at 128 nodes, 22 s). Past two million per step the run falls back to 0.1% of the step, which
+// keeps every step time of the shipped jobs at 1 to 128 nodes within 0.25% of the exact solve and
+// every breakdown part within 0.25% of the step (tests/solve_quantum_check.py).
 inline constexpr ExactOrShare kDefaultSolveQuantum{2'000'000, StepShare{1000}};
 // The share of the step a quantum is (or falls back on); null for a time. (Where a run cannot be
 // redone, as on a shared cluster or in a fit, "auto" takes its share.)
