@@ -670,6 +670,60 @@ void FlowNetwork::mark_shadowed_links() {
   }
 }
 
+double FlowNetwork::fair_share(std::uint32_t j) const {
+  return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
+}
+
+void FlowNetwork::fix_flow(std::uint32_t i, double rate, std::uint32_t held) {
+  flow_fixed_[i] = 1;
+  flow_rate_[i] = rate;
+  flow_bottleneck_[i] = held;
+  for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
+    link_remaining_[flow_links_[k]] -= rate;
+    --link_unfixed_[flow_links_[k]];
+  }
+}
+
+template <typename FixLink>
+void FlowNetwork::fill_by_shares(FixLink&& fix_link) {
+  using Entry = std::pair<double, std::uint32_t>;
+  const auto greater = std::greater<Entry>{};
+  auto& heap = share_heap_;
+  auto& caps = cap_heap_;
+  // Fair shares only grow as flows are fixed, so each link keeps one heap entry whose key is a
+  // lower bound of its share: a popped entry whose share has grown goes back with the new value;
+  // one whose share is still its key is the smallest share of all. Ties between equal shares go
+  // to the lower link id.
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), greater);
+    const auto [key, link] = heap.back();
+    const std::uint32_t j = local_of_link_[link];
+    heap.pop_back();
+    if (link_unfixed_[j] == 0) continue;
+    const double share = fair_share(j);
+    if (share > key) {
+      heap.emplace_back(share, link);
+      std::push_heap(heap.begin(), heap.end(), greater);
+      continue;
+    }
+    while (!caps.empty() && flow_fixed_[caps.front().second]) {
+      std::pop_heap(caps.begin(), caps.end(), greater);
+      caps.pop_back();
+    }
+    if (!caps.empty() && caps.front().first < share) {
+      // A flow's own cap binds before any link: fix it alone, and look at this link again.
+      const std::uint32_t i = caps.front().second;
+      std::pop_heap(caps.begin(), caps.end(), greater);
+      caps.pop_back();
+      fix_flow(i, flow_cap_[i], kCapBound);
+      heap.emplace_back(share, link);
+      std::push_heap(heap.begin(), heap.end(), greater);
+      continue;
+    }
+    fix_link(j, link, share);
+  }
+}
+
 void FlowNetwork::fill_component() {
   // On the compact copy; flows that finished since it was made are fixed at 0 from the start.
   const std::size_t nf = component_flows_.size();
@@ -693,20 +747,6 @@ void FlowNetwork::fill_component() {
     if (link_shadowed_[j]) link_unfixed_[j] = 0;  // never a bottleneck: left out
   }
 
-  auto fair_share = [&](std::uint32_t j) {
-    return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
-  };
-  // Fixes local flow i at `rate`, held there by local link `held` (or kCapBound), taking it off
-  // its links.
-  auto fix = [&](std::uint32_t i, double rate, std::uint32_t held) {
-    flow_fixed_[i] = 1;
-    flow_rate_[i] = rate;
-    flow_bottleneck_[i] = held;
-    for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
-      link_remaining_[flow_links_[k]] -= rate;
-      --link_unfixed_[flow_links_[k]];
-    }
-  };
   // Only caps that may bind go on the heap. Every flow gets at least
   //   lower_f = min(cap_f, min over its links of C_l / n_l)
   // (the filling level at which a link saturates is at least C_l / n_l), so on every link it
@@ -753,7 +793,7 @@ void FlowNetwork::fill_component() {
       }
     }
     if (alone) {
-      fix(i, rate, held);
+      fix_flow(i, rate, held);
       if (held != kCapBound) links_[component_links_[held]].level = rate;
     } else if (flow_cap_[i] != kUncapped) {
       caps.emplace_back(flow_cap_[i], i);
@@ -783,36 +823,7 @@ void FlowNetwork::fill_component() {
     if (link_unfixed_[j] > 0) heap.emplace_back(fair_share(j), component_links_[j]);
   }
   std::make_heap(heap.begin(), heap.end(), greater);
-  // Fair shares only grow as flows are fixed, so each link keeps one heap entry whose key is a
-  // lower bound of its share: a popped entry whose share has grown goes back with the new value;
-  // one whose share is still its key is the smallest share of all. Ties between equal shares go
-  // to the lower link id.
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), greater);
-    const auto [key, link] = heap.back();
-    const std::uint32_t j = local_of_link_[link];
-    heap.pop_back();
-    if (link_unfixed_[j] == 0) continue;
-    const double share = fair_share(j);
-    if (share > key) {
-      heap.emplace_back(share, link);
-      std::push_heap(heap.begin(), heap.end(), greater);
-      continue;
-    }
-    while (!caps.empty() && flow_fixed_[caps.front().second]) {
-      std::pop_heap(caps.begin(), caps.end(), greater);
-      caps.pop_back();
-    }
-    if (!caps.empty() && caps.front().first < share) {
-      // A flow's own cap binds before any link: fix it alone, and look at this link again.
-      const std::uint32_t i = caps.front().second;
-      std::pop_heap(caps.begin(), caps.end(), greater);
-      caps.pop_back();
-      fix(i, flow_cap_[i], kCapBound);
-      heap.emplace_back(share, link);
-      std::push_heap(heap.begin(), heap.end(), greater);
-      continue;
-    }
+  fill_by_shares([&](std::uint32_t j, LinkId link, double share) {
     const std::uint32_t last = link_first_[j + 1];
     for (std::uint32_t k = link_first_[j]; k < last; ++k) {
       // The link's flows sit anywhere in the copy: ask for their records a few flows ahead.
@@ -821,10 +832,10 @@ void FlowNetwork::fill_component() {
       const std::uint32_t i = link_flows_[k];
       if (flow_fixed_[i]) continue;
       if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
-      fix(i, share, j);
+      fix_flow(i, share, j);
     }
     links_[link].level = share;
-  }
+  });
   // Each flow's bottleneck, for the local fillings that follow; each link's largest rate.
   for (std::size_t j = 0; j < nl; ++j) {
     LinkState& l = links_[component_links_[j]];
@@ -921,18 +932,6 @@ bool FlowNetwork::fill_local() {
   const auto greater = std::greater<Entry>{};
   auto& heap = share_heap_;
   auto& caps = cap_heap_;
-  auto fair_share = [&](std::uint32_t j) {
-    return std::max(link_remaining_[j], 0.0) / static_cast<double>(link_unfixed_[j]);
-  };
-  auto fix = [&](std::uint32_t i, double rate, std::uint32_t held) {
-    flow_fixed_[i] = 1;
-    flow_rate_[i] = rate;
-    flow_bottleneck_[i] = held;
-    for (std::uint32_t k = flow_first_[i]; k < fill_end_[i]; ++k) {
-      link_remaining_[flow_links_[k]] -= rate;
-      --link_unfixed_[flow_links_[k]];
-    }
-  };
   for (int round = 0;; ++round) {
     if (2 * part_flows_.size() > live || round == kMostRounds) {
       clear_part();
@@ -974,39 +973,15 @@ bool FlowNetwork::fill_local() {
     std::make_heap(heap.begin(), heap.end(), greater);
     // The filling of fill_component(), on the part.
     fixing_links_.clear();
-    while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end(), greater);
-      const auto [key, link] = heap.back();
-      const std::uint32_t j = local_of_link_[link];
-      heap.pop_back();
-      if (link_unfixed_[j] == 0) continue;
-      const double share = fair_share(j);
-      if (share > key) {
-        heap.emplace_back(share, link);
-        std::push_heap(heap.begin(), heap.end(), greater);
-        continue;
-      }
-      while (!caps.empty() && flow_fixed_[caps.front().second]) {
-        std::pop_heap(caps.begin(), caps.end(), greater);
-        caps.pop_back();
-      }
-      if (!caps.empty() && caps.front().first < share) {
-        const std::uint32_t i = caps.front().second;
-        std::pop_heap(caps.begin(), caps.end(), greater);
-        caps.pop_back();
-        fix(i, flow_cap_[i], kCapBound);
-        heap.emplace_back(share, link);
-        std::push_heap(heap.begin(), heap.end(), greater);
-        continue;
-      }
+    fill_by_shares([&](std::uint32_t j, LinkId, double share) {
       link_share_[j] = share;
       fixing_links_.push_back(j);
       const std::uint32_t p = part_slot_[j];
       for (std::uint32_t k = part_first_[p]; k < part_first_[p + 1]; ++k) {
         const std::uint32_t i = part_entries_[k];
-        if (!flow_fixed_[i]) fix(i, share, j);
+        if (!flow_fixed_[i]) fix_flow(i, share, j);
       }
-    }
+    });
     for (const std::uint32_t i : part_flows_) {
       TRAINSIM_ASSERT(flow_fixed_[i], "flow left without a rate by the local filling");
     }
