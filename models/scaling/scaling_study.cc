@@ -231,12 +231,11 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     return dense ? simulate_dense_training(cluster, *dense, nodes, o)
                  : simulate_recsys_training(cluster, *recsys, *job, nodes, o, *details);
   };
-  // "auto": exact, with its share of the step to fall back on when the exact run would change
-  // too many flow rates.
+  // "auto": exact, going on under its share of the step once the exact run has changed too many
+  // flow rates.
   const auto* exact_first = std::get_if<ExactOrShare>(&options.solve_quantum);
   const auto* share =
       exact_first ? &exact_first->otherwise : std::get_if<StepShare>(&options.solve_quantum);
-  Time fallback_quantum = 0;
   if (share && options.network == NetworkModel::kAnalytic) effective.solve_quantum = Time{0};
   if (share && options.network == NetworkModel::kFlow) {
     // Automatic quantum: a fixed fraction of the step, from a quick analytic run. Its all-to-all
@@ -256,19 +255,10 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
       // A step's worth of rate changes at once, then a step's worth per estimated step time.
       const auto per_step = static_cast<double>(exact_first->rate_changes_per_step);
       effective.solve_quantum = Time{0};
-      effective.rate_change_limit =
-          StepSimulationOptions::RateChangeLimit{per_step, per_step / to_seconds(estimate)};
-      fallback_quantum = quantum;
+      effective.rate_change_limit = StepSimulationOptions::RateChangeLimit{
+          per_step, per_step / to_seconds(estimate), quantum};
     }
   }
-  // A run stopped at the rate-change limit runs again under the quantum.
-  auto or_with_quantum = [fallback_quantum](StepSimulationOptions o, const auto& simulate) {
-    StepSimulationResult r = simulate(o);
-    if (!r.rate_change_limit_exceeded) return r;
-    o.solve_quantum = fallback_quantum;
-    o.rate_change_limit.reset();
-    return simulate(o);
-  };
   p.global_batch = batch_per_gpu * p.gpus;
   // A recommender's evaluation steps: a simulation of their own (the evaluation batch's matrices
   // and plans), which needs nothing from the training steps' and goes beside them when `threads`
@@ -285,20 +275,20 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
     eval_options.all_to_all_plans.reset();  // its own matrices (the evaluation batch's)
     eval_options.steps = eval_options.warmup_steps + 1;
     run_side_by_side(
-        threads, [&] { result = or_with_quantum(effective, run); },
+        threads, [&] { result = run(effective); },
         [&] {
           if (threads != 1)
             eval_options.shared_topology = std::make_shared<SharedTopology>(cluster, nodes);
-          eval_step = or_with_quantum(eval_options, [&](const StepSimulationOptions& o) {
-                        return simulate_recsys_evaluation(cluster, *recsys, *job, nodes,
-                                                          eval_batch / p.gpus, *plan, o);
-                      }).step_time;
+          eval_step = simulate_recsys_evaluation(cluster, *recsys, *job, nodes, eval_batch / p.gpus,
+                                                 *plan, eval_options)
+                          .step_time;
         });
   } else {
-    result = or_with_quantum(effective, run);
+    result = run(effective);
   }
   p.step_time = result.step_time;
   p.breakdown = result.breakdown;
+  p.quantum_from = result.quantum_from;
   p.slowest_rank = result.slowest_rank;
   p.slowest_rank_compute = result.slowest_rank_compute;
   p.communication_busy = result.communication_busy;

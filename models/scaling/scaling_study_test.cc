@@ -156,23 +156,29 @@ TEST(ScalingStudyTest, BackgroundTrafficTakesItsShareOfTheNics) {
 }
 
 TEST(ScalingStudyTest, AutoQuantumIsExactUnlessTheExactRunChangesTooManyRates) {
-  // The 2-node ring above beside background traffic that fills node 0's NIC (30 GB/s asked of
-  // its 25): under a coarse quantum (10% of the step) each ring step's flow waits for the next
-  // solve to get its share, so the step moves. "auto" with room for every rate change is the
-  // exact run; with room for one change per step it stops, and runs again under its quantum.
+  // The 2-node ring above beside two background flows that fill node 0's NIC (15 GB/s each
+  // asked of its 25): under a coarse quantum (10% of the step) each ring step's flow waits for
+  // the next solve to get its share, so the step moves. "auto" with room for every rate change
+  // is the exact run. With no room it goes on under its quantum after its first solve, at 0 s,
+  // which gives the two background flows 12.5 GB/s each either way: from there on it is the
+  // quantum's run.
   const DenseModelSpec m = ring_model();
   ClusterSpec c = one_gpu_nodes();
-  c.background_traffic = {{0, 0, 1, 1, 30e9}};
-  auto step = [&](SolveQuantum quantum) {
+  c.background_traffic = {{0, 0, 1, 1, 15e9}, {0, 0, 1, 1, 15e9}};
+  auto point = [&](SolveQuantum quantum) {
     ScalingStudyOptions options;
     options.simulation.solve_quantum = quantum;
-    return run_scaling_study(c, m, {2}, options).points[0].step_time;
+    return run_scaling_study(c, m, {2}, options).points[0];
   };
-  const Time exact = step(Time{0});
-  const Time coarse = step(StepShare{100'000});
+  const Time exact = point(Time{0}).step_time;
+  const Time coarse = point(StepShare{100'000}).step_time;
   ASSERT_NE(exact, coarse);
-  EXPECT_EQ(step(ExactOrShare{1'000'000'000, StepShare{100'000}}), exact);
-  EXPECT_EQ(step(ExactOrShare{1, StepShare{100'000}}), coarse);
+  const ScalingPoint room = point(ExactOrShare{1'000'000'000, StepShare{100'000}});
+  EXPECT_EQ(room.step_time, exact);
+  EXPECT_FALSE(room.quantum_from.has_value());
+  const ScalingPoint none = point(ExactOrShare{0, StepShare{100'000}});
+  EXPECT_EQ(none.step_time, coarse);
+  EXPECT_EQ(none.quantum_from, Time{0});
 }
 
 TEST(ScalingStudyTest, ADenseJobsOverlapKeysApply) {

@@ -75,6 +75,7 @@ class PreparedJob {
 StepSimulationResult run_alone(const ClusterSpec& cluster, int extent, const PreparedJob& job,
                                const StepSimulationOptions& options, Time quantum) {
   Fabric fabric(cluster, extent, options.seed, quantum);
+  if (options.rate_change_limit) fabric.limit_rate_changes(*options.rate_change_limit);
   const auto runner = job.runner(fabric, options);
   runner->start(0, [&fabric] { fabric.sim().stop(); });
   fabric.sim().run();
@@ -226,8 +227,10 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
     }
   }
 
-  // The solve quantum: as given, or a share of the shortest job's step (its analytic estimate).
+  // The solve quantum: as given, or a share of the shortest job's step (its analytic estimate);
+  // under "auto", exact until the solves have changed more flow rates than that step allows.
   Time quantum = 0;
+  std::optional<StepSimulationOptions::RateChangeLimit> limit;
   if (const auto* share = step_share(options.solve_quantum)) {
     StepSimulationOptions analytic = options;
     analytic.network = NetworkModel::kAnalytic;
@@ -241,6 +244,14 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
       shortest = shortest == 0 ? estimate : std::min(shortest, estimate);
     }
     quantum = std::max<Time>(kNanosecond, shortest / 1'000'000 * share->parts_per_million);
+    const auto* exact_first = std::get_if<ExactOrShare>(&options.solve_quantum);
+    if (exact_first && shortest > 0) {
+      // As the scaling study does: a step's worth at once, then a step's worth per step time.
+      const auto per_step = static_cast<double>(exact_first->rate_changes_per_step);
+      limit = StepSimulationOptions::RateChangeLimit{per_step, per_step / to_seconds(shortest),
+                                                     quantum};
+      quantum = 0;
+    }
   } else {
     quantum = std::get<Time>(options.solve_quantum);
   }
@@ -250,6 +261,7 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
   // overlaps the next one's prefetched ids and input copy, as every other step does.
   alone_options.trailing_steps = 1;
   alone_options.solve_quantum = quantum;
+  alone_options.rate_change_limit = limit;
 
   SharedClusterResult result;
   Time latest_start = 0;
@@ -317,6 +329,7 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
     // Each retry adds steps, so the bound ends it.
     TRAINSIM_ASSERT(attempt < 4 * kMostSharedSteps, "the jobs' steps could not be lined up");
     Fabric fabric(cluster, extent, options.seed, quantum);
+    if (limit) fabric.limit_rate_changes(*limit);
     // Watching the flows before any starts.
     CollisionTracker tracker(fabric, jobs, cluster.gpus_per_node, latest_start);
     result.background = fabric.start_background_traffic(background);

@@ -180,3 +180,36 @@ TEST(SharedClusterTest, JobsTooFarApartAreAnErrorAtTheStart) {
 
 }  // namespace
 }  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+TEST(SharedClusterTest, AutoQuantumIsExactWithRoomAndGoesOnUnderItsQuantumWithout) {
+  // The later job above. Under a coarse quantum (10% of a's step) the shared steps move (flows
+  // wait for the next solve for their share); "auto" with room for every rate change is the
+  // exact run, alone and shared. With no room the shared run goes on under the quantum after its
+  // first solve that changes a rate, so its steps move too; the alone runs (each flow alone on
+  // its links: no solve changes a rate) stay exact.
+  Placement p;
+  p.cluster = fat_tree();
+  p.jobs = {placed("a", 1, 2, 0), placed("b", 3, 2, 250 * kMillisecond)};
+  auto steps = [&](SolveQuantum quantum) {
+    StepSimulationOptions options;
+    options.solve_quantum = quantum;
+    const SharedClusterResult r = run_shared_cluster(p, options);
+    return std::vector<Time>{r.jobs[0].alone.step_time, r.jobs[1].alone.step_time,
+                             r.jobs[0].shared.step_time, r.jobs[1].shared.step_time};
+  };
+  const std::vector<Time> exact = steps(Time{0});
+  const std::vector<Time> coarse = steps(StepShare{100'000});
+  ASSERT_NE(coarse[2], exact[2]);
+  EXPECT_EQ(steps(ExactOrShare{1'000'000'000, StepShare{100'000}}), exact);
+  const std::vector<Time> none = steps(ExactOrShare{0, StepShare{100'000}});
+  EXPECT_EQ(none[0], exact[0]);
+  EXPECT_EQ(none[1], exact[1]);
+  EXPECT_NE(none[2], exact[2]);
+  EXPECT_NE(none[3], exact[3]);
+}
+
+}  // namespace
+}  // namespace trainsim::models

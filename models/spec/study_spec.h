@@ -32,8 +32,8 @@ struct StepShare {
   std::int64_t parts_per_million = 0;  // e.g. 1000 for 0.1% of the step
   bool operator==(const StepShare&) const = default;
 };
-// Exact, unless the exact run would change flow rates more than `rate_changes_per_step` times per
-// step (estimated by a quick analytic run, like a share): then `otherwise`.
+// Exact until the solves have changed flow rates more than `rate_changes_per_step` times per step
+// (the step estimated by a quick analytic run, like a share): from then on `otherwise`.
 struct ExactOrShare {
   std::int64_t rate_changes_per_step = 0;
   StepShare otherwise;
@@ -43,12 +43,13 @@ using SolveQuantum = std::variant<Time, StepShare, ExactOrShare>;
 // The commands' default ("auto"). The local filling makes exact solves cheap where few rates
 // change at each event: about 1.5 us of one core per rate change (the MLPerf job with HugeCTR's
 // plan, on a 2-core AMD EPYC VM: 0.9 M changes per step at 64 nodes, exact in 4.7 s; 5 M per step
-// at 128 nodes, 22 s). Past two million per step the run falls back to 0.1% of the step, which
-// keeps every step time of the shipped jobs at 1 to 128 nodes within 0.25% of the exact solve and
-// every breakdown part within 0.25% of the step (tests/solve_quantum_check.py).
+// at 128 nodes, 22 s). Past two million per step the run goes on at 0.1% of the step, which keeps
+// every step time and breakdown part of the shipped jobs at 1 to 128 nodes within 0.5% of the
+// exact solve's (tests/solve_quantum_check.py; the MLPerf job at 128 nodes, the one not exact:
+// step 0.07%, load imbalance 0.38%).
 inline constexpr ExactOrShare kDefaultSolveQuantum{2'000'000, StepShare{1000}};
-// The share of the step a quantum is (or falls back on); null for a time. (Where a run cannot be
-// redone, as on a shared cluster or in a fit, "auto" takes its share.)
+// The share of the step a quantum is (or goes on at); null for a time. (A fit, whose prediction
+// must move smoothly with the fitted values, takes "auto"'s share from the start.)
 inline const StepShare* step_share(const SolveQuantum& quantum) {
   if (const auto* exact_first = std::get_if<ExactOrShare>(&quantum)) return &exact_first->otherwise;
   return std::get_if<StepShare>(&quantum);

@@ -29,7 +29,7 @@ StepSimulationResult simulate_dense_training(const ClusterSpec& cluster,
   StepRunner runner(cluster, nodes, options, /*input_copies=*/false);
   add_dense_training(runner, model);
   StepSimulationResult result = runner.run();
-  if (!runner.symmetry_broken() || result.rate_change_limit_exceeded) return result;
+  if (!runner.symmetry_broken()) return result;
   StepSimulationOptions whole = options;
   whole.represent_nodes = false;
   StepRunner every_rank(cluster, nodes, whole, /*input_copies=*/false);

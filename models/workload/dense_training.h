@@ -31,11 +31,12 @@ struct StepSimulationOptions {
   // into one by the scaling study's estimate).
   SolveQuantum solve_quantum = Time{0};
   // A bound on the flow solver's work (FlowNetwork::set_rate_change_limit): past it the run
-  // stops and its result says so (rate_change_limit_exceeded), for the caller to run again with
-  // a quantum. None: no bound.
+  // goes on with `then_quantum` as its solve quantum, and its result says from when
+  // (quantum_from). None: no bound.
   struct RateChangeLimit {
     double first = 0.0;
     double per_second = 0.0;  // of simulated time
+    Time then_quantum = 0;
   };
   std::optional<RateChangeLimit> rate_change_limit;
   // Steps built after the measured ones and not measured: on a shared cluster they keep a job's
@@ -101,8 +102,9 @@ struct StepSimulationResult {
   Time communication_busy = 0;
   std::uint64_t events = 0;
   std::shared_ptr<StepTrace> trace;  // set when keep_trace
-  // The run stopped at the options' rate_change_limit: nothing else in it is measured.
-  bool rate_change_limit_exceeded = false;
+  // When the run passed the options' rate_change_limit and went on under its quantum (none:
+  // the solve quantum it started with held throughout).
+  std::optional<Time> quantum_from;
 };
 
 // The dense model as a job runs it: the job's communication (all-reduce algorithm) and overlap

@@ -619,7 +619,7 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
       }
     }
     StepSimulationResult result = runner.run();
-    if (!runner.symmetry_broken() || result.rate_change_limit_exceeded) return result;
+    if (!runner.symmetry_broken()) return result;
   }  // (its memory freed before every rank's run)
   StepSimulationOptions whole = options;
   whole.represent_nodes = false;
@@ -682,7 +682,7 @@ StepSimulationResult simulate_recsys_training(const ClusterSpec& given_cluster,
     StepRunner runner(cluster, nodes, options, /*input_copies=*/true);
     add_recsys_training(runner, model, job, planned);
     StepSimulationResult result = runner.run();
-    if (!runner.symmetry_broken() || result.rate_change_limit_exceeded) return result;
+    if (!runner.symmetry_broken()) return result;
   }  // (its memory freed before every rank's run)
   StepSimulationOptions whole = options;
   whole.represent_nodes = false;

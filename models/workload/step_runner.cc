@@ -55,11 +55,7 @@ StepRunner::StepRunner(const ClusterSpec& cluster, int nodes, const StepSimulati
       all_to_all_plans_(options.all_to_all_plans) {
   init(0, input_copies);
   if (options.rate_change_limit) {
-    network_.set_rate_change_limit(options.rate_change_limit->first,
-                                   options.rate_change_limit->per_second, [this] {
-                                     rate_change_limit_exceeded_ = true;
-                                     sim_.stop();
-                                   });
+    fabric_.limit_rate_changes(*options.rate_change_limit, [this] { quantum_from_ = sim_.now(); });
   }
 }
 
@@ -636,17 +632,22 @@ void Fabric::background_flow(VertexId from, VertexId to, double rate) {
       route, rate * 3600.0, [this, from, to, rate] { background_flow(from, to, rate); }, {}, rate);
 }
 
+void Fabric::limit_rate_changes(const StepSimulationOptions::RateChangeLimit& limit,
+                                std::function<void()> switched) {
+  network_.set_rate_change_limit(
+      limit.first, limit.per_second,
+      [this, quantum = limit.then_quantum, switched = std::move(switched)] {
+        network_.set_solve_quantum(quantum);
+        if (switched) switched();
+      });
+}
+
 StepSimulationResult StepRunner::run() {
   TRAINSIM_ASSERT(own_fabric_ != nullptr, "a runner on a shared fabric is run with the others");
   const bool background = fabric_.start_background_traffic(cluster_.background_traffic);
   start();
   if (background) executor_->set_on_finished([this] { sim_.stop(); });
   sim_.run();
-  if (rate_change_limit_exceeded_) {
-    StepSimulationResult stopped;
-    stopped.rate_change_limit_exceeded = true;
-    return stopped;
-  }
   if (symmetry_broken_) return {};
   TRAINSIM_ASSERT(executor_->finished(), "training steps did not finish (deadlock)");
   return measure();
@@ -764,6 +765,7 @@ StepSimulationResult StepRunner::measure() {
   b.stall_by_collective = split_in_proportion(b.exposed_communication, exposed_by_kind);
   result.slowest_rank_compute = busy[result.slowest_rank] / measured;
   result.events = sim_.events_processed();
+  result.quantum_from = quantum_from_;
   if (options_.keep_trace) {
     trace_->records = records;
     trace_waits_and_flows();

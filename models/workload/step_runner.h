@@ -88,6 +88,10 @@ class Fabric {
   bool start_background_traffic(const std::vector<BackgroundTraffic>& traffic);
   // A route the background traffic takes (for telling its flows from the jobs').
   bool is_background(RouteId route) const { return background_routes_.count(route) > 0; }
+  // Exact solves until they have changed more flow rates than `limit` allows, then its quantum
+  // (FlowNetwork::set_rate_change_limit); `switched` is called then.
+  void limit_rate_changes(const StepSimulationOptions::RateChangeLimit& limit,
+                          std::function<void()> switched = {});
 
  private:
   void background_flow(VertexId from, VertexId to, double rate);
@@ -184,7 +188,7 @@ class StepRunner {
   // Runs every step and measures the ones after warm-up: step time, the breakdown (compute,
   // waiting for the last participant of a collective, input stall, exposed communication), the
   // slowest rank, communication busy time. Stops early, with nothing measured, when the
-  // options' rate_change_limit is passed (rate_change_limit_exceeded) or the symmetry breaks.
+  // symmetry breaks. Past the options' rate_change_limit the run goes on under its quantum.
   StepSimulationResult run();
 
   // On a shared fabric: start() every runner's steps (the first ones at `at`), run the fabric's
@@ -251,7 +255,7 @@ class StepRunner {
   std::vector<int> index_;      // per rank, its place in simulated_ (-1: not simulated)
   std::vector<Time> weight_;    // per rank, the ranks it stands for (empty: every rank simulated)
   bool symmetry_broken_ = false;
-  bool rate_change_limit_exceeded_ = false;
+  std::optional<Time> quantum_from_;  // when the rate_change_limit was passed
   // Flow mode with classes of several nodes: each node's representative (empty without), and
   // each all-to-all plan's bundles (bundle_plan(); null when it has none).
   std::vector<int> representative_;
