@@ -108,6 +108,22 @@ void write_stall_by_collective(std::ostream& out, const std::vector<models::Scal
   }
 }
 
+// Under --solve-quantum auto, the node counts whose exact run went on under the quantum.
+void write_solver_switches(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
+  bool any = false;
+  for (const auto& p : points) any = any || p.quantum_from;
+  if (!any) return;
+  out << "\nflow solver: exact (--solve-quantum auto) until the solves had changed more than two "
+         "million flow\nrates per step, then re-solved at a quantum: nodes, from (ms into the "
+         "simulated run), quantum\n";
+  for (const auto& p : points) {
+    if (!p.quantum_from) continue;
+    out << pad_left(std::to_string(p.nodes), 5) << "  "
+        << printf_string("%.3f", ms(*p.quantum_from)) << " ms, "
+        << printf_string("%.3f", to_seconds(p.quantum_after) * 1e6) << " us\n";
+  }
+}
+
 // Per node count: what limits the input pipeline, and the checkpoint schedule and its cost.
 void write_beyond_the_step(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
   bool input = false, checkpoint = false, evaluation = false;
@@ -234,6 +250,7 @@ void write_table(std::ostream& out, const PredictReport& r) {
   }
   write_stall_by_collective(out, points);
   write_beyond_the_step(out, points);
+  write_solver_switches(out, points);
   write_repeated(out, r);
   out << "\nttq = time-to-quality (wall time to the target) and its speedup over the baseline;\n"
          "times in ms per step: compute = local work on the GPU; comm stall = communication not\n"
@@ -297,6 +314,10 @@ void write_json(std::ostream& out, const PredictReport& r) {
     for (const ResultColumn& c : result_columns()) c.put_json(j, p);
     j["slowest_rank_compute_s"] = to_seconds(p.slowest_rank_compute);
     j["events"] = p.events;
+    if (p.quantum_from) {
+      j["solve_quantum_from_s"] = to_seconds(*p.quantum_from);
+      j["solve_quantum_s"] = to_seconds(p.quantum_after);
+    }
     if (!std::isnan(p.time_to_quality_s)) {
       j["examples_to_target"] = p.examples_to_target;
       j["steps_to_target"] = p.steps_to_target;

@@ -289,6 +289,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   p.step_time = result.step_time;
   p.breakdown = result.breakdown;
   p.quantum_from = result.quantum_from;
+  if (effective.rate_change_limit) p.quantum_after = effective.rate_change_limit->then_quantum;
   p.slowest_rank = result.slowest_rank;
   p.slowest_rank_compute = result.slowest_rank_compute;
   p.communication_busy = result.communication_busy;

@@ -72,8 +72,9 @@ struct ScalingPoint {
   Time communication_busy = 0;  // per rank and step, overlapped or not
   std::uint64_t events = 0;
   // Under --solve-quantum auto: when the training steps' exact run had changed too many flow
-  // rates and went on under the quantum (none: exact throughout).
+  // rates and went on under `quantum_after` (none: exact throughout).
   std::optional<Time> quantum_from;
+  Time quantum_after = 0;
   // Beyond the step (set when the job configures them).
   std::optional<InputPipelineResult> input;
   std::optional<CheckpointCost> checkpoint;
