@@ -8,8 +8,9 @@ quantum alone (0.1%), and requires:
 - default: the step time and every part of the breakdown (compute, comm stall, imbalance, input,
   checkpoint, evaluation, and the comm stall of each collective) within MAX_ERROR of the exact
   value itself. A part under a hundredth of a percent of the step is held to MAX_ERROR of that
-  (a part of nanoseconds has no meaningful relative error). A point says when it went on at the
-  quantum (solve_quantum_from_s); one that does not say so must be the exact one to the digit.
+  (a part of nanoseconds has no meaningful relative error). A point says when its training or
+  evaluation run went on at the quantum (solve_quantum_from_s, evaluation_solve_quantum_from_s);
+  one that says neither must be the exact one to the digit.
 - 0.1%: the step time within MAX_ERROR of the exact one and every part within MAX_ERROR of
   the exact step (a quantum delays each rate change by up to 0.1% of the step: a part of a few
   microseconds moves by a larger share of itself; auto uses the quantum only where the exact
@@ -87,14 +88,19 @@ def main():
                     scale = lambda v: step  # noqa: E731
                 worst, worst_error = worst_part(e, q, scale)
                 bad = abs(step_error) > MAX_ERROR or abs(worst_error) > MAX_ERROR
-                switched = "solve_quantum_from_s" in q
+                switched = ("solve_quantum_from_s" in q
+                            or "evaluation_solve_quantum_from_s" in q)
                 if name == "auto" and not switched:
                     # Exact throughout: the exact run's figures, to the digit.
                     bad = bad or any(q.get(k) != e[k] for k in ["step_time_s", *PARTS]
                                      if k in e)
                 failures += bad
-                note = (f"  (at the quantum from {q['solve_quantum_from_s'] * 1e3:.3f} ms)"
-                        if name == "auto" and switched else "")
+                note = ""
+                if name == "auto":
+                    for key, run in [("solve_quantum_from_s", "training"),
+                                     ("evaluation_solve_quantum_from_s", "evaluation")]:
+                        if key in q:
+                            note += f"  ({run} at the quantum from {q[key] * 1e3:.3f} ms)"
                 print(f"{label:22} {n:>5} {name:>8} {step * 1e3:16.3f} {step_error * 100:10.3f}% "
                       f"{worst:>28} {worst_error * 100:9.3f}% {measure}{note}"
                       f"{'  FAIL' if bad else ''}")

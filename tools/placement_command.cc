@@ -40,6 +40,21 @@ struct PlacementReport {
   const Provenance* provenance = nullptr;
 };
 
+// Under --solve-quantum auto, the runs whose exact solves went on under the quantum.
+void write_solver_switches(std::ostream& out, const models::SharedClusterResult& res) {
+  std::string runs;
+  if (res.quantum_from) runs += "the shared run from " + ms_text(*res.quantum_from) + " ms";
+  for (const models::SharedJobResult& j : res.jobs) {
+    if (!j.alone.quantum_from) continue;
+    runs += (runs.empty() ? "" : "; ") + ("'" + j.name + "' alone from ") +
+            ms_text(*j.alone.quantum_from) + " ms";
+  }
+  if (runs.empty()) return;
+  out << "\nflow solver: exact (--solve-quantum auto) until the solves had changed more than two "
+         "million flow\nrates per step of the shortest job, then re-solved every "
+      << printf_string("%.3f", to_seconds(res.quantum_after) * 1e6) << " us: " << runs << "\n";
+}
+
 void write_table(std::ostream& out, const PlacementReport& r) {
   const models::PlacementFile& f = *r.file;
   const models::ClusterSpec& cluster = f.placement.cluster;
@@ -134,6 +149,7 @@ void write_table(std::ostream& out, const PlacementReport& r) {
     out << "  ... and " << (res.collisions.size() - kShown)
         << " more links (all in --format json)\n";
   }
+  write_solver_switches(out, res);
   out << "\nalone = the job's step on the same nodes with the other jobs and the background gone;\n"
          "shared = with them on the fabric (links shared by max-min fairness); slowdown = shared "
          "/\n"
@@ -222,6 +238,7 @@ nlohmann::ordered_json json_document(const PlacementReport& r, bool with_results
                         {"imbalance", to_seconds(b.imbalance)},
                         {"input_stall", to_seconds(b.input_stall)}};
     o["slowest_rank"] = j.shared.slowest_rank;
+    if (j.alone.quantum_from) o["alone_solve_quantum_from_s"] = to_seconds(*j.alone.quantum_from);
     if (j.repeated) {
       const models::SharedJobRepeats& f = *j.repeated;
       auto interval = [](const models::Interval& i) {
@@ -236,6 +253,10 @@ nlohmann::ordered_json json_document(const PlacementReport& r, bool with_results
     jobs.push_back(std::move(o));
   }
   doc["window_s"] = {to_seconds(res.window_start), to_seconds(res.window_end)};
+  if (res.quantum_from) doc["solve_quantum_from_s"] = to_seconds(*res.quantum_from);
+  bool switched = res.quantum_from.has_value();
+  for (const models::SharedJobResult& j : res.jobs) switched = switched || j.alone.quantum_from;
+  if (switched) doc["solve_quantum_s"] = to_seconds(res.quantum_after);
   auto& links = doc["collisions"] = nlohmann::ordered_json::array();
   for (const models::LinkCollision& c : res.collisions) {
     links.push_back({{"link", c.link},

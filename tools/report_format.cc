@@ -111,16 +111,20 @@ void write_stall_by_collective(std::ostream& out, const std::vector<models::Scal
 // Under --solve-quantum auto, the node counts whose exact run went on under the quantum.
 void write_solver_switches(std::ostream& out, const std::vector<models::ScalingPoint>& points) {
   bool any = false;
-  for (const auto& p : points) any = any || p.quantum_from;
+  for (const auto& p : points) any = any || p.quantum_from || p.evaluation_quantum_from;
   if (!any) return;
   out << "\nflow solver: exact (--solve-quantum auto) until the solves had changed more than two "
-         "million flow\nrates per step, then re-solved at a quantum: nodes, from (ms into the "
-         "simulated run), quantum\n";
+         "million flow\nrates per step, then re-solved at a quantum: nodes, the run, from (ms "
+         "into it), quantum\n";
   for (const auto& p : points) {
-    if (!p.quantum_from) continue;
-    out << pad_left(std::to_string(p.nodes), 5) << "  "
-        << printf_string("%.3f", ms(*p.quantum_from)) << " ms, "
-        << printf_string("%.3f", to_seconds(p.quantum_after) * 1e6) << " us\n";
+    const std::pair<const char*, const std::optional<Time>*> runs[] = {
+        {"training", &p.quantum_from}, {"evaluation", &p.evaluation_quantum_from}};
+    for (const auto& [run, from] : runs) {
+      if (!*from) continue;
+      out << pad_left(std::to_string(p.nodes), 5) << "  " << run << ", "
+          << printf_string("%.3f", ms(**from)) << " ms, "
+          << printf_string("%.3f", to_seconds(p.quantum_after) * 1e6) << " us\n";
+    }
   }
 }
 
@@ -314,8 +318,11 @@ void write_json(std::ostream& out, const PredictReport& r) {
     for (const ResultColumn& c : result_columns()) c.put_json(j, p);
     j["slowest_rank_compute_s"] = to_seconds(p.slowest_rank_compute);
     j["events"] = p.events;
-    if (p.quantum_from) {
-      j["solve_quantum_from_s"] = to_seconds(*p.quantum_from);
+    if (p.quantum_from) j["solve_quantum_from_s"] = to_seconds(*p.quantum_from);
+    if (p.evaluation_quantum_from) {
+      j["evaluation_solve_quantum_from_s"] = to_seconds(*p.evaluation_quantum_from);
+    }
+    if (p.quantum_from || p.evaluation_quantum_from) {
       j["solve_quantum_s"] = to_seconds(p.quantum_after);
     }
     if (!std::isnan(p.time_to_quality_s)) {

@@ -266,7 +266,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   const bool evaluated = job && job->evaluation.configured;
   const double eval_batch =
       evaluated && job->evaluation.global_batch > 0 ? job->evaluation.global_batch : p.global_batch;
-  std::optional<Time> eval_step;
+  std::optional<Time> eval_step, eval_quantum_from;
   StepSimulationResult result;
   if (recsys && evaluated) {
     // Evaluation steps repeat identically: one measured after the warm-up.
@@ -279,9 +279,10 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
         [&] {
           if (threads != 1)
             eval_options.shared_topology = std::make_shared<SharedTopology>(cluster, nodes);
-          eval_step = simulate_recsys_evaluation(cluster, *recsys, *job, nodes, eval_batch / p.gpus,
-                                                 *plan, eval_options)
-                          .step_time;
+          const StepSimulationResult e = simulate_recsys_evaluation(
+              cluster, *recsys, *job, nodes, eval_batch / p.gpus, *plan, eval_options);
+          eval_step = e.step_time;
+          eval_quantum_from = e.quantum_from;
         });
   } else {
     result = run(effective);
@@ -289,6 +290,7 @@ ScalingPoint simulate_point(const ClusterSpec& cluster, const Workload& workload
   p.step_time = result.step_time;
   p.breakdown = result.breakdown;
   p.quantum_from = result.quantum_from;
+  p.evaluation_quantum_from = eval_quantum_from;
   if (effective.rate_change_limit) p.quantum_after = effective.rate_change_limit->then_quantum;
   p.slowest_rank = result.slowest_rank;
   p.slowest_rank_compute = result.slowest_rank_compute;

@@ -71,9 +71,11 @@ struct ScalingPoint {
   Time slowest_rank_compute = 0;
   Time communication_busy = 0;  // per rank and step, overlapped or not
   std::uint64_t events = 0;
-  // Under --solve-quantum auto: when the training steps' exact run had changed too many flow
-  // rates and went on under `quantum_after` (none: exact throughout).
+  // Under --solve-quantum auto: when the training steps' exact run (and the evaluation steps',
+  // a run of its own) had changed too many flow rates and went on under `quantum_after` (none:
+  // exact throughout).
   std::optional<Time> quantum_from;
+  std::optional<Time> evaluation_quantum_from;
   Time quantum_after = 0;
   // Beyond the step (set when the job configures them).
   std::optional<InputPipelineResult> input;

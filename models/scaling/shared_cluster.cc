@@ -75,11 +75,17 @@ class PreparedJob {
 StepSimulationResult run_alone(const ClusterSpec& cluster, int extent, const PreparedJob& job,
                                const StepSimulationOptions& options, Time quantum) {
   Fabric fabric(cluster, extent, options.seed, quantum);
-  if (options.rate_change_limit) fabric.limit_rate_changes(*options.rate_change_limit);
+  std::optional<Time> quantum_from;
+  if (options.rate_change_limit) {
+    fabric.limit_rate_changes(*options.rate_change_limit,
+                              [&] { quantum_from = fabric.sim().now(); });
+  }
   const auto runner = job.runner(fabric, options);
   runner->start(0, [&fabric] { fabric.sim().stop(); });
   fabric.sim().run();
-  return runner->measure();
+  StepSimulationResult result = runner->measure();
+  result.quantum_from = quantum_from;
+  return result;
 }
 
 // Whose traffic is on each link while the jobs share the fabric, and how long two owners or
@@ -329,7 +335,11 @@ SharedClusterResult run_shared_cluster(const Placement& placement,
     // Each retry adds steps, so the bound ends it.
     TRAINSIM_ASSERT(attempt < 4 * kMostSharedSteps, "the jobs' steps could not be lined up");
     Fabric fabric(cluster, extent, options.seed, quantum);
-    if (limit) fabric.limit_rate_changes(*limit);
+    result.quantum_from.reset();
+    if (limit) {
+      result.quantum_after = limit->then_quantum;
+      fabric.limit_rate_changes(*limit, [&] { result.quantum_from = fabric.sim().now(); });
+    }
     // Watching the flows before any starts.
     CollisionTracker tracker(fabric, jobs, cluster.gpus_per_node, latest_start);
     result.background = fabric.start_background_traffic(background);

@@ -75,6 +75,11 @@ struct SharedClusterResult {
   Time window_end = 0;
   std::vector<LinkCollision> collisions;  // the longest shared first
   bool background = false;                // background traffic ran
+  // Under --solve-quantum auto: when the shared run's exact solves had changed too many flow
+  // rates and it went on under `quantum_after` (none: exact throughout; a job's alone run says
+  // so in its alone.quantum_from).
+  std::optional<Time> quantum_from;
+  Time quantum_after = 0;
 };
 
 // Runs the jobs alone, then together. Each job runs options.steps steps (options.warmup_steps

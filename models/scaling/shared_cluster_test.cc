@@ -1,6 +1,7 @@
 // Two jobs on one oversubscribed fat tree, worked by hand.
 #include "models/scaling/shared_cluster.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -188,15 +189,18 @@ TEST(SharedClusterTest, AutoQuantumIsExactWithRoomAndGoesOnUnderItsQuantumWithou
   // The later job above. Under a coarse quantum (10% of a's step) the shared steps move (flows
   // wait for the next solve for their share); "auto" with room for every rate change is the
   // exact run, alone and shared. With no room the shared run goes on under the quantum after its
-  // first solve that changes a rate, so its steps move too; the alone runs (each flow alone on
-  // its links: no solve changes a rate) stay exact.
+  // first solve that changes a rate, so its steps move too, and it says from when; the alone
+  // runs stay exact (each flow is alone on its links, rated as it starts, without a solve).
   Placement p;
   p.cluster = fat_tree();
   p.jobs = {placed("a", 1, 2, 0), placed("b", 3, 2, 250 * kMillisecond)};
+  std::optional<Time> switched;
   auto steps = [&](SolveQuantum quantum) {
     StepSimulationOptions options;
     options.solve_quantum = quantum;
     const SharedClusterResult r = run_shared_cluster(p, options);
+    EXPECT_FALSE(r.jobs[0].alone.quantum_from || r.jobs[1].alone.quantum_from);
+    switched = r.quantum_from;
     return std::vector<Time>{r.jobs[0].alone.step_time, r.jobs[1].alone.step_time,
                              r.jobs[0].shared.step_time, r.jobs[1].shared.step_time};
   };
@@ -204,7 +208,11 @@ TEST(SharedClusterTest, AutoQuantumIsExactWithRoomAndGoesOnUnderItsQuantumWithou
   const std::vector<Time> coarse = steps(StepShare{100'000});
   ASSERT_NE(coarse[2], exact[2]);
   EXPECT_EQ(steps(ExactOrShare{1'000'000'000, StepShare{100'000}}), exact);
+  EXPECT_FALSE(switched.has_value());
   const std::vector<Time> none = steps(ExactOrShare{0, StepShare{100'000}});
+  // (b starts at 250 ms: the jobs first meet, and a solve first changes a rate, after that.)
+  ASSERT_TRUE(switched.has_value());
+  EXPECT_GE(*switched, 250 * kMillisecond);
   EXPECT_EQ(none[0], exact[0]);
   EXPECT_EQ(none[1], exact[1]);
   EXPECT_NE(none[2], exact[2]);
