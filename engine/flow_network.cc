@@ -4,6 +4,7 @@
 #include <bit>
 #include <functional>
 #include <limits>
+#include <ranges>
 #include <utility>
 
 #include "engine/check.h"
@@ -684,12 +685,18 @@ void FlowNetwork::fix_flow(std::uint32_t i, double rate, std::uint32_t held) {
   }
 }
 
-template <typename FixLink>
-void FlowNetwork::fill_by_shares(FixLink&& fix_link) {
+template <typename Links, typename FixLink>
+void FlowNetwork::fill_by_shares(const Links& links, FixLink&& fix_link) {
   using Entry = std::pair<double, std::uint32_t>;
   const auto greater = std::greater<Entry>{};
-  auto& heap = share_heap_;
   auto& caps = cap_heap_;
+  std::make_heap(caps.begin(), caps.end(), greater);
+  auto& heap = share_heap_;
+  heap.clear();
+  for (const std::uint32_t j : links) {
+    if (link_unfixed_[j] > 0) heap.emplace_back(fair_share(j), component_links_[j]);
+  }
+  std::make_heap(heap.begin(), heap.end(), greater);
   // Fair shares only grow as flows are fixed, so each link keeps one heap entry whose key is a
   // lower bound of its share: a popped entry whose share has grown goes back with the new value;
   // one whose share is still its key is the smallest share of all. Ties between equal shares go
@@ -765,7 +772,6 @@ void FlowNetwork::fill_component() {
   // Fast path: a flow alone on every link of its route gets the smallest capacity on it (or its
   // cap). Such flows are common (ring steps, point-to-point traffic) and need no heap.
   using Entry = std::pair<double, std::uint32_t>;
-  const auto greater = std::greater<Entry>{};
   auto& caps = cap_heap_;
   caps.clear();
   for (std::uint32_t i = 0; i < nf; ++i) {
@@ -816,26 +822,22 @@ void FlowNetwork::fill_component() {
       return e.first > upper + 1e-9 * largest;
     });
   }
-  std::make_heap(caps.begin(), caps.end(), greater);
-  auto& heap = share_heap_;
-  heap.clear();
-  for (std::uint32_t j = 0; j < nl; ++j) {
-    if (link_unfixed_[j] > 0) heap.emplace_back(fair_share(j), component_links_[j]);
-  }
-  std::make_heap(heap.begin(), heap.end(), greater);
-  fill_by_shares([&](std::uint32_t j, LinkId link, double share) {
-    const std::uint32_t last = link_first_[j + 1];
-    for (std::uint32_t k = link_first_[j]; k < last; ++k) {
-      // The link's flows sit anywhere in the copy: ask for their records a few flows ahead.
-      if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
-      if (k + 4 < last) __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
-      const std::uint32_t i = link_flows_[k];
-      if (flow_fixed_[i]) continue;
-      if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
-      fix_flow(i, share, j);
-    }
-    links_[link].level = share;
-  });
+  fill_by_shares(std::views::iota(std::uint32_t{0}, static_cast<std::uint32_t>(nl)),
+                 [&](std::uint32_t j, LinkId link, double share) {
+                   const std::uint32_t last = link_first_[j + 1];
+                   for (std::uint32_t k = link_first_[j]; k < last; ++k) {
+                     // The link's flows sit anywhere in the copy: ask for their records a few flows
+                     // ahead.
+                     if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
+                     if (k + 4 < last)
+                       __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
+                     const std::uint32_t i = link_flows_[k];
+                     if (flow_fixed_[i]) continue;
+                     if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
+                     fix_flow(i, share, j);
+                   }
+                   links_[link].level = share;
+                 });
   // Each flow's bottleneck, for the local fillings that follow; each link's largest rate.
   for (std::size_t j = 0; j < nl; ++j) {
     LinkState& l = links_[component_links_[j]];
@@ -928,9 +930,6 @@ bool FlowNetwork::fill_local() {
     for (const std::uint32_t i : part_flows_) in_part_[i] = 0;
     for (const std::uint32_t j : part_links_) part_link_mark_[j] = 0;
   };
-  using Entry = std::pair<double, std::uint32_t>;
-  const auto greater = std::greater<Entry>{};
-  auto& heap = share_heap_;
   auto& caps = cap_heap_;
   for (int round = 0;; ++round) {
     if (2 * part_flows_.size() > live || round == kMostRounds) {
@@ -965,15 +964,9 @@ bool FlowNetwork::fill_local() {
       flow_fixed_[i] = 0;
       if (flow_cap_[i] != kUncapped) caps.emplace_back(flow_cap_[i], i);
     }
-    std::make_heap(caps.begin(), caps.end(), greater);
-    heap.clear();
-    for (const std::uint32_t j : part_links_) {
-      if (link_unfixed_[j] > 0) heap.emplace_back(fair_share(j), component_links_[j]);
-    }
-    std::make_heap(heap.begin(), heap.end(), greater);
     // The filling of fill_component(), on the part.
     fixing_links_.clear();
-    fill_by_shares([&](std::uint32_t j, LinkId, double share) {
+    fill_by_shares(part_links_, [&](std::uint32_t j, LinkId, double share) {
       link_share_[j] = share;
       fixing_links_.push_back(j);
       const std::uint32_t p = part_slot_[j];

@@ -264,12 +264,12 @@ class FlowNetwork {
   // Fixes local flow i at `rate`, held there by local link `held` (or kCapBound), taking it off
   // the links it fills.
   void fix_flow(std::uint32_t i, double rate, std::uint32_t held);
-  // Progressive filling with the links on share_heap_ and the capped flows on cap_heap_ (both
-  // made into heaps): pops the link with the smallest fair share and calls
+  // Progressive filling of the copy's local `links` (those with unfixed flows), with the capped
+  // flows on cap_heap_: pops the link with the smallest fair share and calls
   // fix_link(local link, link id, share), which fixes the flows it holds; a cap below that share
   // is fixed first, alone.
-  template <typename FixLink>
-  void fill_by_shares(FixLink&& fix_link);
+  template <typename Links, typename FixLink>
+  void fill_by_shares(const Links& links, FixLink&& fix_link);
   // Max-min on part of the compact copy: the flows of the links marked for this solve and
   // those with no rate or bottleneck yet, with every other flow's rate held, growing the part by
   // the flows whose bottleneck the new rates undo, until every flow has one. False when the part

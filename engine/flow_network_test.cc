@@ -334,7 +334,9 @@ TEST(FlowNetworkTest, ABundleHeldAtItsMembersOwnLinksStaysWholeWhileOnlyBundlesC
     EXPECT_DOUBLE_EQ(net.rate(bundle), own_flow ? 10 * kGBps / 3 : 5 * kGBps);
     sim.run();
     EXPECT_EQ(apart, own_flow ? 1 : 0);
-    if (!own_flow) EXPECT_EQ(done, (std::vector<Time>(2, 2 * kMillisecond)));
+    if (!own_flow) {
+      EXPECT_EQ(done, (std::vector<Time>(2, 2 * kMillisecond)));
+    }
   }
 }
 
