@@ -4,7 +4,7 @@
 #include <bit>
 #include <functional>
 #include <limits>
-#include <ranges>
+#include <numeric>
 #include <utility>
 
 #include "engine/check.h"
@@ -685,8 +685,8 @@ void FlowNetwork::fix_flow(std::uint32_t i, double rate, std::uint32_t held) {
   }
 }
 
-template <typename Links, typename FixLink>
-void FlowNetwork::fill_by_shares(const Links& links, FixLink&& fix_link) {
+template <typename FixLink>
+void FlowNetwork::fill_by_shares(const std::vector<std::uint32_t>& links, FixLink&& fix_link) {
   using Entry = std::pair<double, std::uint32_t>;
   const auto greater = std::greater<Entry>{};
   auto& caps = cap_heap_;
@@ -822,22 +822,22 @@ void FlowNetwork::fill_component() {
       return e.first > upper + 1e-9 * largest;
     });
   }
-  fill_by_shares(std::views::iota(std::uint32_t{0}, static_cast<std::uint32_t>(nl)),
-                 [&](std::uint32_t j, LinkId link, double share) {
-                   const std::uint32_t last = link_first_[j + 1];
-                   for (std::uint32_t k = link_first_[j]; k < last; ++k) {
-                     // The link's flows sit anywhere in the copy: ask for their records a few flows
-                     // ahead.
-                     if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
-                     if (k + 4 < last)
-                       __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
-                     const std::uint32_t i = link_flows_[k];
-                     if (flow_fixed_[i]) continue;
-                     if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
-                     fix_flow(i, share, j);
-                   }
-                   links_[link].level = share;
-                 });
+  every_link_.resize(nl);
+  std::iota(every_link_.begin(), every_link_.end(), std::uint32_t{0});
+  fill_by_shares(every_link_, [&](std::uint32_t j, LinkId link, double share) {
+    const std::uint32_t last = link_first_[j + 1];
+    for (std::uint32_t k = link_first_[j]; k < last; ++k) {
+      // The link's flows sit anywhere in the copy: ask for their records a few flows
+      // ahead.
+      if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
+      if (k + 4 < last) __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
+      const std::uint32_t i = link_flows_[k];
+      if (flow_fixed_[i]) continue;
+      if (!flow_bundle_.empty() && flow_bundle_[i]) check_bundle(i, link, j);
+      fix_flow(i, share, j);
+    }
+    links_[link].level = share;
+  });
   // Each flow's bottleneck, for the local fillings that follow; each link's largest rate.
   for (std::size_t j = 0; j < nl; ++j) {
     LinkState& l = links_[component_links_[j]];

@@ -268,8 +268,8 @@ class FlowNetwork {
   // flows on cap_heap_: pops the link with the smallest fair share and calls
   // fix_link(local link, link id, share), which fixes the flows it holds; a cap below that share
   // is fixed first, alone.
-  template <typename Links, typename FixLink>
-  void fill_by_shares(const Links& links, FixLink&& fix_link);
+  template <typename FixLink>
+  void fill_by_shares(const std::vector<std::uint32_t>& links, FixLink&& fix_link);
   // Max-min on part of the compact copy: the flows of the links marked for this solve and
   // those with no rate or bottleneck yet, with every other flow's rate held, growing the part by
   // the flows whose bottleneck the new rates undo, until every flow has one. False when the part
@@ -330,6 +330,7 @@ class FlowNetwork {
   std::vector<LinkId> solve_links_;
   BigVector<char> in_part_;
   std::vector<std::uint32_t> part_flows_, part_links_, fixing_links_, joining_;
+  std::vector<std::uint32_t> every_link_;  // 0, 1, ...: every local link, for a full filling
   std::vector<char> part_link_mark_, part_link_changed_;
   bool copy_unrated_ = false;  // the compact copy is new: flows without a rate may be in it
   std::vector<std::uint32_t> part_count_;      // the part's flows on each link (per appearance)
