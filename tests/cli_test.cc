@@ -1022,7 +1022,8 @@ TEST(RecsysCliTest, WorkedScenarioShowsTheShapeOfThePublishedFigures) {
   EXPECT_GT(after[2]["speedup"].get<double>(), 3.3);
   EXPECT_GT(after[3]["speedup"].get<double>(), 6.0);
   for (int i = 1; i < 4; ++i) {
-    EXPECT_LT(share(after[i], "communication_stall"), 0.2);
+    // A fifth of the step at 8 nodes on EFA at its fitted 0.78 of line rate (the AWS p4de log).
+    EXPECT_LT(share(after[i], "communication_stall"), 0.25);
     EXPECT_LT(share(after[i], "load_imbalance"), 0.01);
     // Reported: 2.0 / 1.13 = 1.8x better at 2 nodes; predicted 1.45x (1.91x / 1.32x).
     EXPECT_GT(after[i]["speedup"].get<double>(), 1.4 * before[i]["speedup"].get<double>());
@@ -1872,8 +1873,9 @@ TEST(CompareTest, SeriesSideBySideWithTheirDifferencesFromTheFirst) {
     EXPECT_NEAR(std::stod(rb[4]), tb / ta - 1.0, 1e-8);
     EXPECT_NEAR(std::stod(rb[6]), pb["efficiency"].get<double>() - pa["efficiency"].get<double>(),
                 1e-8);
-    EXPECT_NEAR(std::stod(rb[8]), pb["step_time_s"].get<double>() - pa["step_time_s"].get<double>(),
-                1e-12);
+    // The CSV prints 9 significant digits: within half a unit of the ninth.
+    const double step_change = pb["step_time_s"].get<double>() - pa["step_time_s"].get<double>();
+    EXPECT_NEAR(std::stod(rb[8]), step_change, 5e-9 * std::abs(step_change));
   }
   // The terminal table names the series and shows the same change in %.
   const Result t = run({"compare", a, b});

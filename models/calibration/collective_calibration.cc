@@ -244,8 +244,6 @@ double clamp_fraction(double v) { return std::clamp(v, 0.05, 0.995); }
 // What the runs of a system exercise.
 struct Exercised {
   bool inside = false;   // GPUs of a node talk (NVLink or PCIe)
-  bool pcie = false;     // ... over PCIe
-  bool nvlink = false;   // ... over NVLink
   bool across = false;   // nodes talk over NICs
   bool p2p = false;      // point-to-point operations
   bool p2p_net = false;  // ... across nodes
@@ -262,8 +260,6 @@ Exercised exercised(const SystemRuns& s) {
               s.cluster.gpu.architecture >= GpuArch::kHopper &&
               (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
                m.run.op == CollectiveOp::kReduceScatter);
-    e.pcie |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric == IntraNodeFabric::kPcie;
-    e.nvlink |= shape.gpus_per_node > 1 && s.cluster.intra_node.fabric != IntraNodeFabric::kPcie;
     e.across |= shape.nodes > 1;
     const bool p2p = m.run.op == CollectiveOp::kAllToAll || m.run.op == CollectiveOp::kSendRecv;
     e.p2p |= p2p;
@@ -332,8 +328,6 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
     if (s.runs.empty()) continue;
     const Exercised e = exercised(s);
     any.inside |= e.inside;
-    any.pcie |= e.pcie;
-    any.nvlink |= e.nvlink;
     any.across |= e.across;
     any.p2p |= e.p2p;
     any.p2p_net |= e.p2p_net;
@@ -353,26 +347,9 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
          std::max(to_seconds(t.launch_latency), 0.5e-6),
          [](ClusterSpec& s, double v) { s.collectives.launch_latency = time_from_seconds(v); }});
   }
-  if (any.nvlink) {
-    params.push_back({"collectives.nvlink_latency_scale",
-                      "",
-                      -1,
-                      "",
-                      {},
-                      false,
-                      t.nvlink_latency_scale,
-                      [](ClusterSpec& s, double v) { s.collectives.nvlink_latency_scale = v; }});
-  }
-  if (any.pcie) {
-    params.push_back({"collectives.pcie_latency_scale",
-                      "",
-                      -1,
-                      "",
-                      {},
-                      false,
-                      t.pcie_latency_scale,
-                      [](ClusterSpec& s, double v) { s.collectives.pcie_latency_scale = v; }});
-  }
+  // Hop latencies inside a node are NCCL's own figures (nvlink/pcie_latency_scale 1): the logs in
+  // validation/ fitted them to 0.01-4.5 times those, one system against another, where NCCL's
+  // figures predict held-out logs better.
   // Per-hop network latency: one per transport, shared by the systems on it.
   std::set<NetTransport> transports;
   for (const SystemRuns& s : systems) {

@@ -68,18 +68,23 @@ TEST(CollectiveCalibrationTest, RecoversLinkEfficienciesAndLatenciesFromSyntheti
   truth.intra_node.gpu_link.efficiency = 0.8;
   truth.nic.link.efficiency = 0.7;
   truth.collectives.launch_latency = 4 * kMicrosecond;
-  truth.collectives.nvlink_latency_scale = 1.6;
   truth.collectives.network_latency_scale = 2.0;
-  // One node of 8 and of 4 GPUs separate per-step latency (grows with the ring) from the launch
-  // cost; 4 and 2 nodes of one GPU the network's.
+  truth.collectives.ll_latency_scale = 2.5;
+  // One node of 8 and of 4 GPUs separate the launch cost from NCCL's NVLink steps (which grow with
+  // the ring); 4 and 2 nodes of one GPU give the network's steps, under Simple and under LL.
   const std::vector<MeasuredRun> runs = {synthetic_run(truth, 1, 8), synthetic_run(truth, 1, 4),
                                          synthetic_run(truth, 4, 1), synthetic_run(truth, 2, 1)};
   const CalibrationResult result = calibrate_collectives(node_of_8(), runs);
   EXPECT_NEAR(result.cluster.intra_node.gpu_link.efficiency, 0.8, 0.8 * 0.01);
   EXPECT_NEAR(result.cluster.nic.link.efficiency, 0.7, 0.7 * 0.01);
   EXPECT_NEAR(to_microseconds(result.cluster.collectives.launch_latency), 4.0, 4.0 * 0.05);
-  EXPECT_NEAR(result.cluster.collectives.nvlink_latency_scale, 1.6, 1.6 * 0.05);
   EXPECT_NEAR(result.cluster.collectives.network_latency_scale, 2.0, 2.0 * 0.05);
+  EXPECT_NEAR(result.cluster.collectives.ll_latency_scale, 2.5, 2.5 * 0.05);
+  // NVLink steps take NCCL's own figures: not a parameter of the fit.
+  EXPECT_EQ(result.cluster.collectives.nvlink_latency_scale, 1.0);
+  for (const FittedParameter& p : result.parameters) {
+    EXPECT_NE(p.key, "collectives.nvlink_latency_scale");
+  }
   for (const FitRow& row : result.rows)
     EXPECT_NEAR(row.error, 0.0, 0.01) << row.source << " " << row.size_bytes;
   EXPECT_LT(result.rms_log_error, 0.01);

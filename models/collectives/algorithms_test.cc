@@ -675,6 +675,25 @@ TEST(AlgorithmsTest, LatencyGrowsWithTheRing) {
   EXPECT_NEAR(to_microseconds(four), 5 + 6.6 + 56 * 1.0 + 6 * 10.0, 0.01);
 }
 
+TEST(AlgorithmsTest, ProtocolScalesOnlyTheNetworksSteps) {
+  // LL's latency scale multiplies a network step's latency (NCCL's 2.7 us for a Ring LL network
+  // step, times 3 here), not an NVLink step's (NCCL's 0.6 us stands). A ring all-reduce of 8
+  // bytes (LL) on one node of 8: 5 us launch + 6.6 us base + 14 NVLink steps of 0.6 us, whatever
+  // the scale. On 2 x 8: 28 steps inside nodes, each at least NCCL's network post overhead of
+  // 1 us (Intel host), and 2 network steps of 2.7 x 3 us.
+  ClusterSpec spec = cluster(8);
+  spec.collectives.launch_latency = 5 * kMicrosecond;
+  spec.collectives.nvlink_latency_scale = 1;
+  spec.collectives.network_latency_scale = 1;
+  CollectiveRequest r{CollectiveOp::kAllReduce, Algorithm::kRing, 8};
+  r.protocol = Protocol::kLl;
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 1, r)), 5 + 6.6 + 14 * 0.6, 0.01);
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 2, r)), 5 + 6.6 + 28 * 1.0 + 2 * 2.7, 0.01);
+  spec.collectives.ll_latency_scale = 3;
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 1, r)), 5 + 6.6 + 14 * 0.6, 0.01);
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 2, r)), 5 + 6.6 + 28 * 1.0 + 2 * 2.7 * 3, 0.01);
+}
+
 TEST(AlgorithmsTest, PickerRunsWhatNcclsTunerChooses) {
   ClusterSpec spec = cluster(8);
   spec.intra_node.gpu_link.bandwidth_bytes_per_s = 450e9;  // 18 NVLinks, as an H100

@@ -98,7 +98,11 @@ struct HopLatencyScales {
   double nvlink = 1.0;
   double pcie = 1.0;
   double network = 1.0;
-  double ll = 1.0;     // protocol multipliers of every step latency (Simple: 1)
+  // Protocol multipliers of every network step's latency (Simple: 1). LL and LL128 cross the
+  // network through the proxy (the sender's steps staged in host memory, whose flags the proxy
+  // polls before it posts them), which NCCL's network figures do not carry; NVLink and PCIe steps
+  // are the GPUs' own loads and stores, as NCCL's figures have them.
+  double ll = 1.0;
   double ll128 = 1.0;
   double of(HopKind kind) const {
     return kind == HopKind::kNvlink ? nvlink : kind == HopKind::kPcie ? pcie : network;
@@ -108,8 +112,9 @@ struct HopLatencyScales {
   }
 };
 // NCCL's latency formula for the pair (us, its plateau factor included) with its per-step hop
-// latencies scaled by link type and protocol (the intra-node constants of NVLS and CollNet, which
-// are per operation, not per step, are kept); the tuner itself uses scale 1.
+// latencies scaled by link type, and its network steps by protocol (the intra-node constants of
+// NVLS and CollNet, which are per operation, not per step, are kept); the tuner itself uses
+// scale 1.
 double nccl_latency_us(const NcclComm& comm, CollectiveOp op, Algorithm algorithm,
                        Protocol protocol, double bytes, const HopLatencyScales& scales);
 double nccl_base_latency_us(const NcclComm& comm, Algorithm algorithm, Protocol protocol);
@@ -118,7 +123,7 @@ double nccl_hop_latency_us(const NcclComm& comm, HopKind hop, Algorithm algorith
 // NCCL's network post overhead (us), x3 for Simple.
 double nccl_net_overhead_us(const NcclComm& comm, Protocol protocol);
 struct NcclBandwidthCaps {
-  double ll_max = 0.0;                 // LL, whole operation, busbw GB/s
+  double ll_max = 0.0;                  // LL, whole operation, busbw GB/s
   double ring_ll128_per_channel = 0.0;  // busbw GB/s per channel
   double tree_per_channel = 0.0;
   double tree_ll128_per_channel = 0.0;

@@ -22,31 +22,31 @@ namespace trainsim::models {
 // transport's.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
-  t.launch_latency = 1970 * kNanosecond;    // +- 0.23 us
-  t.nvlink_latency_scale = 0.43;            // +- 0.05
-  t.ll_latency_scale = 3.1;                 // +- 0.27
-  t.ll128_latency_scale = 3.9;              // +- 0.35
+  t.launch_latency = 2300 * kNanosecond;  // +- 0.19 us
+  // NVLink and PCIe steps take NCCL's own figures (scale 1); LL and LL128 scale network steps.
+  t.ll_latency_scale = 3.4;                 // +- 0.31
+  t.ll128_latency_scale = 5.1;              // +- 0.47
   t.p2p_channel_bandwidth = 12.4e9;         // +- 0.45 GB/s
-  t.p2p_nvlink_channel_bandwidth = 18.4e9;  // +- 0.7 GB/s
-  // +- 0.035, fitted on Hopper and used for every generation: Blackwell's 0.80 +- 0.06 rests on one
+  t.p2p_nvlink_channel_bandwidth = 19.0e9;  // +- 0.73 GB/s
+  // +- 0.034, fitted on Hopper and used for every generation: Blackwell's 0.78 +- 0.06 rests on one
   // log (GB300 all-to-all), which a default would then predict from itself.
-  t.p2p_nvlink_efficiency = 0.94;
+  t.p2p_nvlink_efficiency = 0.93;
   t.p2p_network_efficiency = 0.93;  // +- 0.03
   switch (transport) {
     case NetTransport::kInfiniband:
       t.network_latency_scale = 0.58;  // +- 0.06, six logs of four H100 clusters and a B200 one
       break;
     case NetTransport::kRoce:
-      t.network_latency_scale = 2.1;  // +- 0.3, one log (V100, SR-IOV in Kubernetes)
+      t.network_latency_scale = 1.9;  // +- 0.26, one log (V100, SR-IOV in Kubernetes)
       break;
     case NetTransport::kEfa:
-      t.network_latency_scale = 3.5;  // +- 0.27, AWS p4de and p5
+      t.network_latency_scale = 3.2;  // +- 0.25, AWS p4de and p5
       break;
     case NetTransport::kTcpx:
-      t.network_latency_scale = 39;  // +- 5, GCP A3 High
+      t.network_latency_scale = 39;  // +- 4.3, GCP A3 High
       break;
     case NetTransport::kTcpxo:
-      t.network_latency_scale = 6.7;  // +- 0.7, GKE A3 Mega
+      t.network_latency_scale = 6.2;  // +- 0.64, GKE A3 Mega
       break;
     case NetTransport::kSocket:
       t.network_latency_scale = 39;  // as TCPX: no log of NCCL's own socket transport
@@ -278,7 +278,7 @@ std::vector<ClusterParam> intra_node_params() {
                        "NVLS chunks from 128 to 16 KiB for mid-size messages); 0: not "
                        "modelled",
                .source = "fitted per NVLink generation on validation/ logs (shipped H100 "
-                         "cluster: 1.9 us)"},
+                         "cluster: 1.5 us)"},
               kMicroseconds, [](auto& s) -> auto& { return s.intra_node.nvls_step_latency; }),
           nvswitch, kNvswitch),
   };
@@ -497,12 +497,12 @@ std::string network_latency_defaults() {
   return text;
 }
 
-ClusterParam scale_param(std::string key, std::string help, double CollectiveTuning::*field) {
+ClusterParam scale_param(std::string key, std::string help, double CollectiveTuning::*field,
+                         const char* source =
+                             "joint fit over the logs in validation/ (trainsim "
+                             "validate --leave-one-out)") {
   return P::number(
-      {.key = std::move(key),
-       .help = std::move(help),
-       .source = "joint fit over the logs in validation/ (trainsim validate "
-                 "--leave-one-out)"},
+      {.key = std::move(key), .help = std::move(help), .source = source},
       [field](auto& s) -> auto& { return s.collectives.*field; }, "positive",
       [](double v) { return v > 0; });
 }
@@ -537,6 +537,8 @@ ClusterParam nccl_env_param() {
 std::vector<ClusterParam> collectives_params() {
   constexpr const char* kFit =
       "joint fit over the logs in validation/ (trainsim validate --leave-one-out)";
+  // Hop latencies inside a node: NCCL's own figures, which calibration leaves (for what-ifs).
+  constexpr const char* kNccls = "NCCL's own figures (calibration does not fit it)";
   ClusterParam section =
       P::section({.key = "collectives",
                   .help = "how NCCL runs on this cluster; constants a file leaves out "
@@ -579,10 +581,14 @@ std::vector<ClusterParam> collectives_params() {
            .source = kFit},
           kMicroseconds, [](auto& s) -> auto& { return s.collectives.launch_latency; }),
       scale_param("collectives.nvlink_latency_scale", hop + "NVLink" + as_nccl,
-                  &T::nvlink_latency_scale),
-      scale_param("collectives.pcie_latency_scale", hop + "PCIe" + as_nccl, &T::pcie_latency_scale),
+                  &T::nvlink_latency_scale, kNccls),
+      scale_param("collectives.pcie_latency_scale", hop + "PCIe" + as_nccl, &T::pcie_latency_scale,
+                  kNccls),
       network,
-      scale_param("collectives.ll_latency_scale", "the same for the LL protocol (Simple: 1)",
+      scale_param("collectives.ll_latency_scale",
+                  "a network step's latency under the LL protocol, as a multiple of the "
+                  "network's (Simple: 1; LL crosses the network through the proxy and host "
+                  "memory)",
                   &T::ll_latency_scale),
       scale_param("collectives.ll128_latency_scale", "the same for the LL128 protocol",
                   &T::ll128_latency_scale),
@@ -758,25 +764,29 @@ std::vector<ClusterParam> straggler_params() {
           }),
       failed,
       distribution,
-      for_fabric(P::number({.key = "stragglers.min", .help = "uniform: the least slowdown"},
-                           [](auto& s) -> auto& { return s.stragglers.min; }, "at least 1",
-                           [](double v) { return v >= 1.0; }),
-                 [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
-                 "distribution: uniform"),
       for_fabric(
-          P::checked(P::number({.key = "stragglers.max", .help = "uniform: the largest slowdown"},
-                               [](auto& s) -> auto& { return s.stragglers.max; }, "at least 1",
-                               [](double v) { return v >= 1.0; }),
+          P::number(
+              {.key = "stragglers.min", .help = "uniform: the least slowdown"},
+              [](auto& s) -> auto& { return s.stragglers.min; }, "at least 1",
+              [](double v) { return v >= 1.0; }),
+          [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
+          "distribution: uniform"),
+      for_fabric(
+          P::checked(P::number(
+                         {.key = "stragglers.max", .help = "uniform: the largest slowdown"},
+                         [](auto& s) -> auto& { return s.stragglers.max; }, "at least 1",
+                         [](double v) { return v >= 1.0; }),
                      [](const ConfigNode& n, ClusterSpec& c) {
                        if (c.stragglers.max < c.stragglers.min) n.fail("is below stragglers.min");
                      }),
           [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
           "distribution: uniform"),
       for_fabric(
-          P::number({.key = "stragglers.mean_excess",
-                     .help = "exponential: the mean slowdown beyond 1 (0.05: 5% on average)"},
-                    [](auto& s) -> auto& { return s.stragglers.mean_excess; }, "> 0",
-                    [](double v) { return v > 0.0; }),
+          P::number(
+              {.key = "stragglers.mean_excess",
+               .help = "exponential: the mean slowdown beyond 1 (0.05: 5% on average)"},
+              [](auto& s) -> auto& { return s.stragglers.mean_excess; }, "> 0",
+              [](double v) { return v > 0.0; }),
           [](const ClusterSpec& c) { return c.stragglers.distribution == D::kExponential; },
           "distribution: exponential"),
   };
@@ -806,8 +816,8 @@ ClusterParam background_param() {
       [](const ClusterSpec& c) {
         std::vector<std::vector<double>> out;
         for (const BackgroundTraffic& b : c.background_traffic) {
-          out.push_back({1.0 * b.from_first, 1.0 * b.from_last, 1.0 * b.to_first,
-                         1.0 * b.to_last, b.bytes_per_s / 1e9});
+          out.push_back({1.0 * b.from_first, 1.0 * b.from_last, 1.0 * b.to_first, 1.0 * b.to_last,
+                         b.bytes_per_s / 1e9});
         }
         return out;
       });
@@ -815,7 +825,8 @@ ClusterParam background_param() {
 
 // The uncertainty section mirrors the cluster's keys: uncertainty: {gpu: {gemm_efficiency: 0.02}}.
 void read_uncertainty(const ConfigNode& node, const std::string& prefix, ClusterSpec& c) {
-  if (!node.is_map()) node.fail("expected a map of cluster keys, e.g. gpu: {gemm_efficiency: 0.02}");
+  if (!node.is_map())
+    node.fail("expected a map of cluster keys, e.g. gpu: {gemm_efficiency: 0.02}");
   MapReader map(node);
   for (const std::string& key : map.keys()) {
     const ConfigNode child = *map.optional(key);
@@ -923,7 +934,8 @@ ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64&
     YAML::Node root = YAML::Clone(written);
     for (const auto& [path, relative] : cluster.uncertainty) {
       // Box-Muller: a standard normal from two uniforms in (0, 1).
-      const double z = std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
+      const double z =
+          std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
       std::vector<std::string> keys;
       std::stringstream parts(path);
       for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
@@ -940,8 +952,8 @@ ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64&
       value = std::string(buffer) + std::string(end);
     }
     try {
-      ClusterSpec drawn = parse_cluster_spec(
-          ConfigNode::load_string(YAML::Dump(root), cluster.source_file));
+      ClusterSpec drawn =
+          parse_cluster_spec(ConfigNode::load_string(YAML::Dump(root), cluster.source_file));
       drawn.source_file = cluster.source_file;
       return drawn;
     } catch (const ConfigError&) {

@@ -26,10 +26,10 @@ enum class Algorithm {
   kCollNetChain,   // in-network reduction, a chain inside the node to one head per rail
   kPat,            // parallel aggregated trees (all-gather, reduce-scatter at one GPU per node)
   // (the ones above are NCCL's collective algorithms, is_nccl_algorithm)
-  kHierarchical,   // not NCCL's: reduce-scatter in node, ring all-reduce across, all-gather
-  kDirect,         // all-to-all as grouped point-to-point, each GPU on its own NIC (no PXN)
-  kTwoD,           // all-to-all as NCCL runs it with PXN: through the GPU on the destination's rail
-  kP2p,            // point-to-point send/receive
+  kHierarchical,  // not NCCL's: reduce-scatter in node, ring all-reduce across, all-gather
+  kDirect,        // all-to-all as grouped point-to-point, each GPU on its own NIC (no PXN)
+  kTwoD,          // all-to-all as NCCL runs it with PXN: through the GPU on the destination's rail
+  kP2p,           // point-to-point send/receive
 };
 
 // NCCL's protocols: Simple (full bandwidth, a fence per step), LL128 (120 of every 128 bytes are
@@ -70,11 +70,13 @@ struct CollectiveTuning {
   // (nccl-tests -g) launches them one after another.
   Time launch_latency = 0;
   // Per-hop latency of one step, by link type, as a multiple of NCCL's own figures (hwLat in its
-  // tuning model, per algorithm and protocol).
+  // tuning model, per algorithm and protocol). Inside a node NCCL's figures stand (1; calibration
+  // leaves them, a what-if may change them); the network's is fitted per transport.
   double nvlink_latency_scale = 1.0;
   double pcie_latency_scale = 1.0;
   double network_latency_scale = 1.0;
-  // ... and as a multiple per protocol (Simple 1).
+  // ... and a network step's, as a multiple per protocol (Simple 1): LL and LL128 cross the
+  // network through the proxy and host memory.
   double ll_latency_scale = 1.0;
   double ll128_latency_scale = 1.0;
   // Throughput one point-to-point channel reaches over the network, and over NVLink.

@@ -47,7 +47,7 @@ using SolveQuantum = std::variant<Time, StepShare, ExactOrShare>;
 // every step time and breakdown part of the shipped jobs at 1 to 128 nodes within 0.5% of the
 // exact solve's (tests/solve_quantum_check.py; the MLPerf job at 128 nodes, the one not exact:
 // step 0.07%, load imbalance 0.38%).
-inline constexpr ExactOrShare kDefaultSolveQuantum{2'000'000, StepShare{1000}};
+inline constexpr ExactOrShare kDefaultSolveQuantum{2'000'000, StepShare{500}};
 // The share of the step a quantum is (or goes on at); null for a time. (A fit, whose prediction
 // must move smoothly with the fitted values, takes "auto"'s share from the start.)
 inline const StepShare* step_share(const SolveQuantum& quantum) {
