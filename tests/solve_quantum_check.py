@@ -3,8 +3,8 @@
 
 For each shipped scenario and node count, runs `trainsim predict --format json` with
 --solve-quantum 0 (exact max-min at every event), with the default (auto: exact until the solves
-have changed more than two million flow rates per step, then at 0.1% of the step) and with that
-quantum alone (0.1%), and requires:
+have changed more than two million flow rates per step, then at 0.05% of the step) and with
+a quantum of 0.1% of the step alone, and requires:
 - default: the step time and every part of the breakdown (compute, comm stall, imbalance, input,
   checkpoint, evaluation, and the comm stall of each collective) within MAX_ERROR of the exact
   value itself. A part under a hundredth of a percent of the step is held to MAX_ERROR of that

@@ -100,7 +100,7 @@ void add_study_options(po::options_description& o) {
      "starting between solves takes only the bandwidth that is free). A time (1us), a "
      "percentage of the step time estimated analytically first (0.1%), 0 for exact, or auto: "
      "exact until the solves have changed more than two million flow rates per step, then "
-     "0.1%")
+     "0.05%")
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed")
