@@ -827,8 +827,7 @@ void FlowNetwork::fill_component() {
   fill_by_shares(every_link_, [&](std::uint32_t j, LinkId link, double share) {
     const std::uint32_t last = link_first_[j + 1];
     for (std::uint32_t k = link_first_[j]; k < last; ++k) {
-      // The link's flows sit anywhere in the copy: ask for their records a few flows
-      // ahead.
+      // The link's flows sit anywhere in the copy: ask for their records a few flows ahead.
       if (k + 8 < last) __builtin_prefetch(&flow_first_[link_flows_[k + 8]]);
       if (k + 4 < last) __builtin_prefetch(flow_links_.data() + flow_first_[link_flows_[k + 4]]);
       const std::uint32_t i = link_flows_[k];

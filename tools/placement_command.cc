@@ -50,9 +50,9 @@ void write_solver_switches(std::ostream& out, const models::SharedClusterResult&
             ms_text(*j.alone.quantum_from) + " ms";
   }
   if (runs.empty()) return;
-  out << "\nflow solver: exact (--solve-quantum auto) until the solves had changed more than two "
-         "million flow\nrates per step of the shortest job, then re-solved every "
-      << printf_string("%.3f", to_seconds(res.quantum_after) * 1e6) << " us: " << runs << "\n";
+  out << "\nflow solver (--solve-quantum auto): "
+      << auto_solve_quantum_rule("step of the shortest job") << "\nwent on at the quantum ("
+      << printf_string("%.3f", to_seconds(res.quantum_after) * 1e6) << " us): " << runs << "\n";
 }
 
 void write_table(std::ostream& out, const PlacementReport& r) {

@@ -94,13 +94,13 @@ void add_study_options(po::options_description& o) {
      "network model: flow (every transfer a flow sharing links by max-min fairness) or analytic "
      "(alpha-beta time per collective, no contention; faster)")
     ("solve-quantum", po::value<std::string>()->default_value("auto"),
-     "flow mode: rate changes take effect at multiples of this time, so nearly simultaneous "
+     (std::string("flow mode: rate changes take effect at multiples of this time, so nearly simultaneous "
      "flow completions are solved together (faster where many flows finish one by one, as in "
      "a large all-to-all of uneven transfers; rates lag by less than one quantum, and a flow "
      "starting between solves takes only the bandwidth that is free). A time (1us), a "
-     "percentage of the step time estimated analytically first (0.1%), 0 for exact, or auto: "
-     "exact until the solves have changed more than two million flow rates per step, then "
-     "0.05%")
+     "percentage of the step time estimated analytically first (0.1%), 0 for exact, or auto: ") +
+      auto_solve_quantum_rule())
+         .c_str())
     ("steps", po::value<int>()->default_value(3), "training steps to simulate per node count")
     ("warmup", po::value<int>()->default_value(1), "leading steps left out of the measurement")
     ("seed", po::value<std::uint64_t>()->default_value(0), "random seed")

@@ -18,6 +18,13 @@ std::string printf_string(const char* format, double value) {
   return buffer;
 }
 
+std::string auto_solve_quantum_rule(const std::string& per) {
+  const models::ExactOrShare& rule = models::kDefaultSolveQuantum;
+  return "exact until the solves have changed more than " +
+         printf_string("%g", rule.rate_changes_per_step / 1e6) + " million flow rates per " + per +
+         ", then " + printf_string("%g", rule.otherwise.parts_per_million / 1e4) + "% of the step";
+}
+
 namespace {
 
 std::string pad_left(const std::string& s, std::size_t width) {
@@ -113,9 +120,8 @@ void write_solver_switches(std::ostream& out, const std::vector<models::ScalingP
   bool any = false;
   for (const auto& p : points) any = any || p.quantum_from || p.evaluation_quantum_from;
   if (!any) return;
-  out << "\nflow solver: exact (--solve-quantum auto) until the solves had changed more than two "
-         "million flow\nrates per step, then re-solved at a quantum: nodes, the run, from (ms "
-         "into it), quantum\n";
+  out << "\nflow solver (--solve-quantum auto): " << auto_solve_quantum_rule()
+      << "\nwent on at the quantum: nodes, the run, from (ms into it), quantum\n";
   for (const auto& p : points) {
     const std::pair<const char*, const std::optional<Time>*> runs[] = {
         {"training", &p.quantum_from}, {"evaluation", &p.evaluation_quantum_from}};

@@ -34,6 +34,10 @@ std::string dominant_cause(const models::ScalingPoint& point);
 // One number formatted with a printf format ("%.2fx").
 std::string printf_string(const char* format, double value);
 
+// --solve-quantum auto in words, from its constant: "exact until the solves have changed more
+// than 2 million flow rates per step, then 0.05% of the step". `per`: what the limit is per.
+std::string auto_solve_quantum_rule(const std::string& per = "step");
+
 void write_predict_report(std::ostream& out, const PredictReport& report, OutputFormat format);
 // What a CSV result leaves out, for its side file FILE.meta.json: the JSON document without its
 // points (configs, settings, provenance).

@@ -439,9 +439,9 @@ struct Lowering {
         const int inter = nodes() - 1;
         us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
              (ranks() - 1 - inter) * nccl_hop_latency_us(comm, intra, Algorithm::kRing, protocol) *
-                 scales.of(intra) +
+                 scales.of(intra, protocol) +
              inter * nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kRing, protocol) *
-                 scales.network * scales.of(protocol);
+                 scales.of(HopKind::kNetwork, protocol);
       } else {
         us = nccl_latency_us(comm, request.op, request.algorithm, protocol, request.bytes, scales);
       }
@@ -511,9 +511,9 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
   const HopKind hop = comm.nodes > 1      ? HopKind::kNetwork
                       : comm.intra_nvlink ? HopKind::kNvlink
                                           : HopKind::kPcie;
-  const double us = nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
-                    nccl_hop_latency_us(comm, hop, Algorithm::kRing, protocol) * scales.of(hop) *
-                        (hop == HopKind::kNetwork ? scales.of(protocol) : 1.0);
+  const double us =
+      nccl_base_latency_us(comm, Algorithm::kRing, protocol) +
+      nccl_hop_latency_us(comm, hop, Algorithm::kRing, protocol) * scales.of(hop, protocol);
   return launch_cost(cluster, gpus_per_thread) + time_from_seconds(us * 1e-6);
 }
 
@@ -985,11 +985,9 @@ Time analytic_collective_time(Router& router, const ClusterSpec& cluster,
          time_from_seconds(per_byte * request.bytes * pipeline_fill(comm, request));
 }
 
-std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(FlowNetwork& network,
-                                                                   const ClusterSpec& cluster,
-                                                                   const ClusterTopology& topology,
-                                                                   const CollectiveRequest& request,
-                                                                   AnalyticCache* cache) {
+std::shared_ptr<const FlowCollectiveShape> prepare_flow_collective(
+    FlowNetwork& network, const ClusterSpec& cluster, const ClusterTopology& topology,
+    const CollectiveRequest& request, AnalyticCache* cache) {
   std::optional<NcclComm> local;
   const NcclComm& comm = comm_of(cluster, topology, cache, local);
   const Protocol protocol = protocol_for(cluster, comm, request);
@@ -1119,7 +1117,8 @@ std::unique_ptr<Collective> make_alltoallv(Simulation& simulation, FlowNetwork& 
                                            const ClusterSpec& cluster,
                                            const ClusterTopology& topology,
                                            std::shared_ptr<const CollectivePlan> plan,
-                                           bool per_node, std::shared_ptr<const PlanRoutes> routes,
+                                           bool per_node,
+                                           std::shared_ptr<const PlanRoutes> routes,
                                            std::shared_ptr<const PlanBundles> bundles) {
   const NcclComm comm = make_nccl_comm(cluster, per_node ? 1 : topology.nodes);
   return std::make_unique<PlanCollective>(simulation, network, std::move(plan),

@@ -479,11 +479,11 @@ double nccl_latency_us(const NcclComm& comm, CollectiveOp op, Algorithm algorith
   const bool per_step = algorithm == Algorithm::kRing || algorithm == Algorithm::kTree ||
                         algorithm == Algorithm::kPat;
   const double intra_lat = nccl_hop_latency_us(comm, intra_hop, algorithm, protocol) *
-                           (per_step ? scales.of(intra_hop) : 1.0);
+                           (per_step ? scales.of(intra_hop, protocol) : 1.0);
   const double inter_lat =
       (comm.ppn == 1 ? nccl_hop_latency_us(comm, HopKind::kNetwork, Algorithm::kTree, protocol)
                      : nccl_hop_latency_us(comm, HopKind::kNetwork, algorithm, protocol)) *
-      scales.network * scales.of(protocol);
+      scales.of(HopKind::kNetwork, protocol);
   const int n = comm.ranks;
   const int nodes = comm.nodes;
   const int ppn = comm.ppn;

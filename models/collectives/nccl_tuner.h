@@ -110,6 +110,10 @@ struct HopLatencyScales {
   double of(Protocol p) const {
     return p == Protocol::kLl ? ll : p == Protocol::kLl128 ? ll128 : 1.0;
   }
+  // A step's multiplier over `kind` under `p`: the link's, and on the network the protocol's too.
+  double of(HopKind kind, Protocol p) const {
+    return of(kind) * (kind == HopKind::kNetwork ? of(p) : 1.0);
+  }
 };
 // NCCL's latency formula for the pair (us, its plateau factor included) with its per-step hop
 // latencies scaled by link type, and its network steps by protocol (the intra-node constants of
@@ -123,7 +127,7 @@ double nccl_hop_latency_us(const NcclComm& comm, HopKind hop, Algorithm algorith
 // NCCL's network post overhead (us), x3 for Simple.
 double nccl_net_overhead_us(const NcclComm& comm, Protocol protocol);
 struct NcclBandwidthCaps {
-  double ll_max = 0.0;                  // LL, whole operation, busbw GB/s
+  double ll_max = 0.0;                 // LL, whole operation, busbw GB/s
   double ring_ll128_per_channel = 0.0;  // busbw GB/s per channel
   double tree_per_channel = 0.0;
   double tree_ll128_per_channel = 0.0;

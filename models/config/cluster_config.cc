@@ -22,7 +22,7 @@ namespace trainsim::models {
 // transport's.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
-  t.launch_latency = 2300 * kNanosecond;  // +- 0.19 us
+  t.launch_latency = 2300 * kNanosecond;    // +- 0.19 us
   // NVLink and PCIe steps take NCCL's own figures (scale 1); LL and LL128 scale network steps.
   t.ll_latency_scale = 3.4;                 // +- 0.31
   t.ll128_latency_scale = 5.1;              // +- 0.47
@@ -764,29 +764,25 @@ std::vector<ClusterParam> straggler_params() {
           }),
       failed,
       distribution,
+      for_fabric(P::number({.key = "stragglers.min", .help = "uniform: the least slowdown"},
+                           [](auto& s) -> auto& { return s.stragglers.min; }, "at least 1",
+                           [](double v) { return v >= 1.0; }),
+                 [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
+                 "distribution: uniform"),
       for_fabric(
-          P::number(
-              {.key = "stragglers.min", .help = "uniform: the least slowdown"},
-              [](auto& s) -> auto& { return s.stragglers.min; }, "at least 1",
-              [](double v) { return v >= 1.0; }),
-          [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
-          "distribution: uniform"),
-      for_fabric(
-          P::checked(P::number(
-                         {.key = "stragglers.max", .help = "uniform: the largest slowdown"},
-                         [](auto& s) -> auto& { return s.stragglers.max; }, "at least 1",
-                         [](double v) { return v >= 1.0; }),
+          P::checked(P::number({.key = "stragglers.max", .help = "uniform: the largest slowdown"},
+                               [](auto& s) -> auto& { return s.stragglers.max; }, "at least 1",
+                               [](double v) { return v >= 1.0; }),
                      [](const ConfigNode& n, ClusterSpec& c) {
                        if (c.stragglers.max < c.stragglers.min) n.fail("is below stragglers.min");
                      }),
           [](const ClusterSpec& c) { return c.stragglers.distribution == D::kUniform; },
           "distribution: uniform"),
       for_fabric(
-          P::number(
-              {.key = "stragglers.mean_excess",
-               .help = "exponential: the mean slowdown beyond 1 (0.05: 5% on average)"},
-              [](auto& s) -> auto& { return s.stragglers.mean_excess; }, "> 0",
-              [](double v) { return v > 0.0; }),
+          P::number({.key = "stragglers.mean_excess",
+                     .help = "exponential: the mean slowdown beyond 1 (0.05: 5% on average)"},
+                    [](auto& s) -> auto& { return s.stragglers.mean_excess; }, "> 0",
+                    [](double v) { return v > 0.0; }),
           [](const ClusterSpec& c) { return c.stragglers.distribution == D::kExponential; },
           "distribution: exponential"),
   };
@@ -816,8 +812,8 @@ ClusterParam background_param() {
       [](const ClusterSpec& c) {
         std::vector<std::vector<double>> out;
         for (const BackgroundTraffic& b : c.background_traffic) {
-          out.push_back({1.0 * b.from_first, 1.0 * b.from_last, 1.0 * b.to_first, 1.0 * b.to_last,
-                         b.bytes_per_s / 1e9});
+          out.push_back({1.0 * b.from_first, 1.0 * b.from_last, 1.0 * b.to_first,
+                         1.0 * b.to_last, b.bytes_per_s / 1e9});
         }
         return out;
       });
@@ -825,8 +821,7 @@ ClusterParam background_param() {
 
 // The uncertainty section mirrors the cluster's keys: uncertainty: {gpu: {gemm_efficiency: 0.02}}.
 void read_uncertainty(const ConfigNode& node, const std::string& prefix, ClusterSpec& c) {
-  if (!node.is_map())
-    node.fail("expected a map of cluster keys, e.g. gpu: {gemm_efficiency: 0.02}");
+  if (!node.is_map()) node.fail("expected a map of cluster keys, e.g. gpu: {gemm_efficiency: 0.02}");
   MapReader map(node);
   for (const std::string& key : map.keys()) {
     const ConfigNode child = *map.optional(key);
@@ -934,8 +929,7 @@ ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64&
     YAML::Node root = YAML::Clone(written);
     for (const auto& [path, relative] : cluster.uncertainty) {
       // Box-Muller: a standard normal from two uniforms in (0, 1).
-      const double z =
-          std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
+      const double z = std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
       std::vector<std::string> keys;
       std::stringstream parts(path);
       for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
@@ -952,8 +946,8 @@ ClusterSpec draw_within_uncertainty(const ClusterSpec& cluster, std::mt19937_64&
       value = std::string(buffer) + std::string(end);
     }
     try {
-      ClusterSpec drawn =
-          parse_cluster_spec(ConfigNode::load_string(YAML::Dump(root), cluster.source_file));
+      ClusterSpec drawn = parse_cluster_spec(
+          ConfigNode::load_string(YAML::Dump(root), cluster.source_file));
       drawn.source_file = cluster.source_file;
       return drawn;
     } catch (const ConfigError&) {

@@ -26,10 +26,10 @@ enum class Algorithm {
   kCollNetChain,   // in-network reduction, a chain inside the node to one head per rail
   kPat,            // parallel aggregated trees (all-gather, reduce-scatter at one GPU per node)
   // (the ones above are NCCL's collective algorithms, is_nccl_algorithm)
-  kHierarchical,  // not NCCL's: reduce-scatter in node, ring all-reduce across, all-gather
-  kDirect,        // all-to-all as grouped point-to-point, each GPU on its own NIC (no PXN)
-  kTwoD,          // all-to-all as NCCL runs it with PXN: through the GPU on the destination's rail
-  kP2p,           // point-to-point send/receive
+  kHierarchical,   // not NCCL's: reduce-scatter in node, ring all-reduce across, all-gather
+  kDirect,         // all-to-all as grouped point-to-point, each GPU on its own NIC (no PXN)
+  kTwoD,           // all-to-all as NCCL runs it with PXN: through the GPU on the destination's rail
+  kP2p,            // point-to-point send/receive
 };
 
 // NCCL's protocols: Simple (full bandwidth, a fence per step), LL128 (120 of every 128 bytes are
