@@ -17,9 +17,18 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-HopLatencyScales scales_of(const CollectiveTuning& t) {
-  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale, t.ll_latency_scale,
-          t.ll128_latency_scale};
+// The cluster's hop latency scales. On InfiniBand and RoCE (NCCL's own IB transport) a network
+// step is posted as one work request per queue pair of the connection
+// (NCCL_IB_QPS_PER_CONNECTION), each posted and its completion polled by the proxy in turn: the
+// step's latency is that many times one request's. The plugins of other transports (EFA, TCPX)
+// do not read the variable.
+HopLatencyScales scales_of(const ClusterSpec& cluster) {
+  const CollectiveTuning& t = cluster.collectives;
+  const bool ib = cluster.nic.transport == NetTransport::kInfiniband ||
+                  cluster.nic.transport == NetTransport::kRoce;
+  const double qps = ib ? std::max(1, t.ib_qps_per_connection) : 1.0;
+  return {t.nvlink_latency_scale, t.pcie_latency_scale, t.network_latency_scale * qps,
+          t.ll_latency_scale, t.ll128_latency_scale};
 }
 
 Time launch_cost(const ClusterSpec& cluster, int gpus_per_thread) {
@@ -419,7 +428,7 @@ struct Lowering {
   }
 
   void latency() {
-    const HopLatencyScales scales = scales_of(cluster.collectives);
+    const HopLatencyScales scales = scales_of(cluster);
     double us = 0.0;
     if (ranks() > 1) {
       if (request.algorithm == Algorithm::kHierarchical) {
@@ -507,7 +516,7 @@ const NcclComm& comm_of(const ClusterSpec& cluster, const ClusterTopology& topol
 Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol protocol,
                  int gpus_per_thread) {
   if (comm.ranks == 1) return launch_cost(cluster, gpus_per_thread);  // nothing to exchange
-  const HopLatencyScales scales = scales_of(cluster.collectives);
+  const HopLatencyScales scales = scales_of(cluster);
   const HopKind hop = comm.nodes > 1      ? HopKind::kNetwork
                       : comm.intra_nvlink ? HopKind::kNvlink
                                           : HopKind::kPcie;
@@ -1155,7 +1164,7 @@ LoweredCollective group_ring(Router& router, const ClusterSpec& cluster,
   if (n <= 1) return out;
   out.latency +=
       time_from_seconds(1e-6 * nccl_latency_us(comm, CollectiveOp::kAllReduce, Algorithm::kRing,
-                                               protocol, bytes, scales_of(cluster.collectives)));
+                                               protocol, bytes, scales_of(cluster)));
   Stream s;
   for (int i = 0; i < n; ++i) {
     for (const LinkId l : router.links(router.route(vertices[i], vertices[(i + 1) % n]))) {

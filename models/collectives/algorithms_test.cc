@@ -694,6 +694,27 @@ TEST(AlgorithmsTest, ProtocolScalesOnlyTheNetworksSteps) {
   EXPECT_NEAR(to_microseconds(analytic_time(spec, 2, r)), 5 + 6.6 + 28 * 1.0 + 2 * 2.7 * 3, 0.01);
 }
 
+TEST(AlgorithmsTest, QueuePairsPerConnectionMultiplyAnIbNetworkStep) {
+  // NCCL_IB_QPS_PER_CONNECTION=2: each network step goes out as two work requests, so on
+  // InfiniBand it costs twice NCCL's 2.7 us (the same 2 x 8 LL ring all-reduce of 8 bytes as
+  // above: 5 + 6.6 + 28 x 1.0 + 2 x 2.7 x 2); the NVLink steps and one node are unchanged. EFA's
+  // plugin does not read the variable.
+  ClusterSpec spec = cluster(8);
+  spec.collectives.launch_latency = 5 * kMicrosecond;
+  spec.collectives.nvlink_latency_scale = 1;
+  spec.collectives.network_latency_scale = 1;
+  spec.collectives.ib_qps_per_connection = 2;
+  CollectiveRequest r{CollectiveOp::kAllReduce, Algorithm::kRing, 8};
+  r.protocol = Protocol::kLl;
+  ASSERT_EQ(spec.nic.transport, NetTransport::kInfiniband);
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 1, r)), 5 + 6.6 + 14 * 0.6, 0.01);
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 2, r)), 5 + 6.6 + 28 * 1.0 + 2 * 2.7 * 2, 0.01);
+  spec.nic.transport = NetTransport::kRoce;
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 2, r)), 5 + 6.6 + 28 * 1.0 + 2 * 2.7 * 2, 0.01);
+  spec.nic.transport = NetTransport::kEfa;
+  EXPECT_NEAR(to_microseconds(analytic_time(spec, 2, r)), 5 + 6.6 + 28 * 1.0 + 2 * 2.7, 0.01);
+}
+
 TEST(AlgorithmsTest, PickerRunsWhatNcclsTunerChooses) {
   ClusterSpec spec = cluster(8);
   spec.intra_node.gpu_link.bandwidth_bytes_per_s = 450e9;  // 18 NVLinks, as an H100

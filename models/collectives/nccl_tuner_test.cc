@@ -239,6 +239,9 @@ TEST(NcclTunerTest, EnvironmentVariables) {
   EXPECT_EQ(apply_nccl_env(t, "NCCL_MIN_CTAS", "24"), "");
   EXPECT_EQ(t.min_channels, 24);
   EXPECT_EQ(apply_nccl_env(t, "NCCL_IB_HCA", "mlx5_0"), "");
+  EXPECT_EQ(apply_nccl_env(t, "NCCL_IB_QPS_PER_CONNECTION", "2"), "");
+  EXPECT_EQ(t.ib_qps_per_connection, 2);
+  EXPECT_NE(apply_nccl_env(t, "NCCL_IB_QPS_PER_CONNECTION", "0"), "");
   EXPECT_NE(apply_nccl_env(t, "NCCL_ALGO", "Bogus"), "");
   // "^" leaves NCCL's other algorithms (Tree, NVLS, NVLSTree, CollNet Direct and Chain, PAT),
   // none of trainsim's own, so the variable it writes back reads again.
@@ -246,10 +249,13 @@ TEST(NcclTunerTest, EnvironmentVariables) {
   EXPECT_EQ(t.algorithms.size(), 6u);
   EXPECT_FALSE(t.allows(Algorithm::kRing));
   EXPECT_FALSE(t.allows(Algorithm::kHierarchical));
+  int written = 0;
   for (const auto& [name, value] : nccl_env_of(t)) {
     CollectiveTuning again;
     EXPECT_EQ(apply_nccl_env(again, name, value), "") << name << "=" << value;
+    written += name == "NCCL_IB_QPS_PER_CONNECTION" && value == "2";
   }
+  EXPECT_EQ(written, 1);
   EXPECT_NE(apply_nccl_env(t, "NCCL_MIN_CTAS", "x"), "");
   EXPECT_EQ(parse_nccl_version("22602")->minor, 26);
   EXPECT_EQ(parse_nccl_version("2.18.5")->minor, 18);

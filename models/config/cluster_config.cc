@@ -513,8 +513,9 @@ ClusterParam nccl_env_param() {
        .type = "map of NCCL variables",
        .help = "NCCL's environment, e.g. {NCCL_ALGO: Ring, NCCL_MIN_NCHANNELS: 24}: NCCL_ALGO, "
                "NCCL_PROTO (lists, ^ excludes), NCCL_MIN_NCHANNELS/NCCL_MIN_CTAS, "
-               "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, "
-               "NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE; others (NCCL_CROSS_NIC, NCCL_IB_HCA, ...) "
+               "NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS, NCCL_NCHANNELS_PER_NET_PEER, "
+               "NCCL_IB_QPS_PER_CONNECTION, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE, "
+               "NCCL_COLLNET_ENABLE; others (NCCL_CROSS_NIC, NCCL_IB_HCA, ...) "
                "are accepted and change nothing"},
       [](const ConfigNode& env, ClusterSpec& c) {
         MapReader env_map(env);

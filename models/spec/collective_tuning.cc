@@ -163,6 +163,7 @@ std::string apply_nccl_env(CollectiveTuning& tuning, std::string_view name,
     return integer(tuning.max_channels, 1);
   }
   if (name == "NCCL_NCHANNELS_PER_NET_PEER") return integer(tuning.channels_per_net_peer, 1);
+  if (name == "NCCL_IB_QPS_PER_CONNECTION") return integer(tuning.ib_qps_per_connection, 1);
   if (name == "NCCL_PXN_DISABLE") return flag(tuning.pxn, /*invert=*/true);
   if (name == "NCCL_NVLS_ENABLE") return flag(tuning.nvls, false);
   if (name == "NCCL_COLLNET_ENABLE") return flag(tuning.collnet, false);
@@ -187,6 +188,9 @@ std::vector<std::pair<std::string, std::string>> nccl_env_of(const CollectiveTun
   if (t.max_channels > 0) env.emplace_back("NCCL_MAX_NCHANNELS", std::to_string(t.max_channels));
   if (t.channels_per_net_peer > 0) {
     env.emplace_back("NCCL_NCHANNELS_PER_NET_PEER", std::to_string(t.channels_per_net_peer));
+  }
+  if (t.ib_qps_per_connection != 1) {
+    env.emplace_back("NCCL_IB_QPS_PER_CONNECTION", std::to_string(t.ib_qps_per_connection));
   }
   if (!t.pxn) env.emplace_back("NCCL_PXN_DISABLE", "1");
   if (!t.nvls) env.emplace_back("NCCL_NVLS_ENABLE", "0");

@@ -93,6 +93,7 @@ struct CollectiveTuning {
   int min_channels = 0;               // NCCL_MIN_NCHANNELS (NCCL_MIN_CTAS)
   int max_channels = 0;               // NCCL_MAX_NCHANNELS (NCCL_MAX_CTAS)
   int channels_per_net_peer = 0;      // NCCL_NCHANNELS_PER_NET_PEER
+  int ib_qps_per_connection = 1;      // NCCL_IB_QPS_PER_CONNECTION (InfiniBand and RoCE)
   bool pxn = true;                    // NCCL_PXN_DISABLE=0
   bool nvls = true;                   // NCCL_NVLS_ENABLE (where the hardware has it)
   bool collnet = true;                // NCCL_COLLNET_ENABLE (where the fabric has SHARP)
@@ -103,7 +104,8 @@ struct CollectiveTuning {
 
 // Sets one of NCCL's environment variables on the tuning: NCCL_ALGO, NCCL_PROTO,
 // NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS, NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS,
-// NCCL_NCHANNELS_PER_NET_PEER, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE.
+// NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION, NCCL_PXN_DISABLE, NCCL_NVLS_ENABLE,
+// NCCL_COLLNET_ENABLE.
 // Variables that do not change the model (NCCL_CROSS_NIC: rings stay on their rails where the
 // fabric has them; NCCL_IB_HCA, NCCL_DEBUG, ...) are accepted and ignored. Returns an error
 // message, empty on success.
