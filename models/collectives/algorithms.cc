@@ -527,7 +527,11 @@ Time p2p_latency(const ClusterSpec& cluster, const NcclComm& comm, Protocol prot
 }
 
 // The plan of a grouped point-to-point operation: bytes(a, b) from rank a to rank b, through
-// the destination rail's GPU across nodes with PXN; caps from NCCL's channels per peer.
+// the destination rail's GPU across nodes with PXN. Each operation runs in parts (NCCL's channels
+// per peer), each on the channel NCCL gives it (its round's base channel and the part's index);
+// a channel splits its warps evenly among the parts it carries, so a part moves at the channel's
+// throughput over the sender's parts on that channel (its copy to itself included), and an
+// operation's cap is the sum over its parts.
 // `pairs(first, end, add)` calls add(a, b, bytes) for the pairs of senders first..end-1 that
 // carry bytes, in an order that gives every flow its terms by sender, then by receiver.
 template <class Pairs>
@@ -549,15 +553,34 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
   // senders inner. Every sum takes its terms in the same order either way (per flow: by sender,
   // then by receiver); pairs that carry nothing add nothing.
   constexpr int kNodesAtOnce = 8;
+  // Parts per sender and channel.
+  const int channels_per_gpu = std::max(1, comm.p2p_channels);
+  std::vector<std::uint32_t> load(static_cast<std::size_t>(p) * channels_per_gpu, 0);
+  double last_bytes = -1.0;
+  int last_channels = 0;
+  auto parts_of = [&](double v) {
+    if (v != last_bytes) {
+      last_bytes = v;
+      last_channels = nccl_p2p_op_channels(comm, v);
+    }
+    return last_channels;
+  };
+  const NcclP2pPlacement placement(comm);
+  auto channel_of = [&](int a, int b, int part) {
+    return static_cast<std::size_t>(a) * channels_per_gpu +
+           placement.channel(placement.round(a, b), part);
+  };
+  pairs(0, p, [&](int a, int b, double v) {
+    if (v <= 0.0) return;
+    const int parts = parts_of(v);
+    for (int k = 0; k < parts; ++k) ++load[channel_of(a, b, k)];
+  });
   auto plan = std::make_shared<CollectivePlan>(p);
   plan->set_gpus_per_node(g);
   const std::size_t span = static_cast<std::size_t>(std::min(p, kNodesAtOnce * g)) * p;
   std::vector<double> flows(span, 0.0);
   std::vector<double> caps(span, 0.0);
   std::vector<std::size_t> touched;
-  // NCCL's channels for the last size asked (neighbouring pairs often carry the same bytes).
-  double last_bytes = -1.0;
-  int last_channels = 0;
   for (int first = 0; first < p; first += kNodesAtOnce * g) {
     const int end = std::min(p, first + kNodesAtOnce * g);
     auto at = [&](int from, int to) { return static_cast<std::size_t>(from - first) * p + to; };
@@ -568,18 +591,18 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     };
     auto add = [&](int a, int b, double v) {
       if (a == b || v <= 0.0) return;
-      if (v != last_bytes) {
-        last_bytes = v;
-        last_channels = nccl_p2p_op_channels(comm, v);
-      }
-      const int channels = last_channels;
+      // The operation's channels' worth: its parts, each sharing a channel with the sender's
+      // parts per channel when they are more than one.
+      const int parts = parts_of(v);
+      double share = 0.0;
+      for (int k = 0; k < parts; ++k) share += 1.0 / load[channel_of(a, b, k)];
       if (a / g == b / g) {
-        charge(at(a, b), v, channels * nvlink_channel_bw);
+        charge(at(a, b), v, share * nvlink_channel_bw);
         return;
       }
       const int proxy = pxn ? (a / g) * g + b % g : a;
-      if (proxy != a) charge(at(a, proxy), v, channels * nvlink_channel_bw);
-      charge(at(proxy, b), v, channels * channel_bw);
+      if (proxy != a) charge(at(a, proxy), v, share * nvlink_channel_bw);
+      charge(at(proxy, b), v, share * channel_bw);
     };
     pairs(first, end, add);
     std::sort(touched.begin(), touched.end());

@@ -2,6 +2,7 @@
 // against closed forms worked out by hand on uncontended fabrics.
 #include "models/collectives/algorithms.h"
 
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -422,7 +423,12 @@ TEST(AlgorithmsTest, AnAllToAllvBundlesATransferWithItsCounterpartsOnTheNodesOfA
   // bundles, node 0's flows to (from) the 3 nodes of the class on one rail are one: 2 + 2
   // bundles; the class's NVLink legs from GPU 0 to 1 are one, and from 1 to 0: 2 bundles; node
   // 0's two legs stay apart: 8 flows.
-  const ClusterSpec spec = cluster(2);
+  ClusterSpec spec = cluster(2);
+  // Channels without a throughput of their own, so that every transfer's pace is the fabric's:
+  // NCCL's rounds put node 0's parts for nodes 1 and 2 on channels 1 and 3 and those for node 3
+  // on 0 and 2, which with a channel throughput would set node 3's apart.
+  spec.collectives.p2p_channel_bandwidth = std::numeric_limits<double>::infinity();
+  spec.collectives.p2p_nvlink_channel_bandwidth = std::numeric_limits<double>::infinity();
   const int nodes = 4, g = 2;
   const ClusterTopology topology = build_cluster_topology(spec, nodes);
   std::vector<std::vector<double>> rows(8, std::vector<double>(8, 0.0));
@@ -656,6 +662,25 @@ TEST(AlgorithmsTest, SendRecvRunsOnTheChannelsNcclGivesAPeer) {
   // One channel per peer (NCCL_NCHANNELS_PER_NET_PEER=1): 5 GB/s.
   spec.collectives.channels_per_net_peer = 1;
   EXPECT_EQ(flow_time(spec, 2, r), software + 4 * kMicrosecond + transfer_time(s, 5e9));
+}
+
+TEST(AlgorithmsTest, AllToAllPartsShareTheirSendersChannels) {
+  // 10 nodes x 1 GPU, 25 GB/s NICs, 2 GB/s per channel: 2 p2p channels, 1 per network peer. An
+  // all-to-all of 1 GB sends 100 MB to each rank, itself included, in one part; round r (the
+  // schedule's r-th node delta) puts it on channel r mod 2, so each channel carries 5 parts and
+  // a part moves at 2 / 5 GB/s: 0.4 GB/s per peer, 3.6 GB/s through the NIC, where a cap of one
+  // channel per peer would have let each peer have 2 GB/s. Busbw = 9/10 x 2 x 2 GB/s.
+  ClusterSpec spec = cluster(1);
+  spec.collectives.p2p_channel_bandwidth = 2e9;
+  const double s = 1e9;
+  const NcclComm comm = make_nccl_comm(spec, 10);
+  ASSERT_EQ(comm.p2p_channels, 2);
+  ASSERT_EQ(nccl_p2p_op_channels(comm, s / 10), 1);
+  const auto r = simple(CollectiveOp::kAllToAll, Algorithm::kDirect, s);
+  const Time software =
+      time_from_seconds(1e-6 * nccl_base_latency_us(comm, Algorithm::kRing, Protocol::kSimple));
+  EXPECT_EQ(flow_time(spec, 10, r), software + 4 * kMicrosecond + transfer_time(s / 10, 0.4e9));
+  EXPECT_EQ(analytic_time(spec, 10, r), flow_time(spec, 10, r));
 }
 
 TEST(AlgorithmsTest, LatencyGrowsWithTheRing) {

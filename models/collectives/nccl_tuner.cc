@@ -701,6 +701,43 @@ double nccl_nvls_chunks_per_op(const NcclComm& comm, double bytes, bool tree) {
   return std::max(1.0, std::ceil(bytes / (nccl_nvls_concurrent_ops(comm) * chunk)));
 }
 
+NcclP2pPlacement::NcclP2pPlacement(const NcclComm& comm)
+    : nodes_(std::max(1, comm.nodes)),
+      ppn_(std::max(1, comm.ppn)),
+      channels_(std::max(1, comm.p2p_channels)),
+      bits_(0),
+      node_round_(nodes_, 0) {
+  while ((1 << bits_) < channels_) ++bits_;
+  const int pow2 = pow2_up(nodes_);
+  int probe = 0;
+  int round = 0;
+  for (int step = 0; step < pow2; ++step) {
+    if (probe < nodes_) node_round_[probe] = round++;
+    probe = (probe + step + 1) & (pow2 - 1);
+  }
+}
+
+int NcclP2pPlacement::round(int from, int to) const {
+  const int local = ((to % ppn_) - (from % ppn_) + ppn_) % ppn_;
+  if (nodes_ == 1) return local;
+  const int delta = ((to / ppn_) - (from / ppn_) + nodes_) % nodes_;
+  return node_round_[delta] * ppn_ + local;
+}
+
+int NcclP2pPlacement::channel(int round, int part) const {
+  constexpr int kOpsPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+  int base = round;
+  if (nodes_ > 1) {
+    base =
+        (round / ppn_) * ((ppn_ + kOpsPerBatch - 1) / kOpsPerBatch) + (round % ppn_) / kOpsPerBatch;
+  }
+  int reversed = 0;
+  for (int b = 0; b < bits_; ++b) {
+    if (part & (1 << b)) reversed |= 1 << (bits_ - 1 - b);
+  }
+  return (base + reversed) & (channels_ - 1);
+}
+
 int nccl_p2p_op_channels(const NcclComm& comm, double bytes) {
   // Every peer gets p2pnChannelsPerPeer, the minimum over all peers.
   const int per_peer = comm.p2p_channels_per_peer;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "models/spec/cluster_spec.h"
 #include "models/spec/collective_op.h"
@@ -91,6 +92,27 @@ int nccl_launched_channels(const NcclComm& comm, Algorithm algorithm, Protocol p
 // Channels one point-to-point operation of `bytes` to a peer uses (the same rule for network
 // and NVLink peers: every peer gets the communicator's channels per peer at most).
 int nccl_p2p_op_channels(const NcclComm& comm, double bytes);
+// Where NCCL runs the parts of point-to-point operations.
+class NcclP2pPlacement {
+ public:
+  explicit NcclP2pPlacement(const NcclComm& comm);
+  // The round of NCCL's schedule (init.cc) in which rank `from` sends to `to`: on one node the
+  // rank delta; across nodes the node delta's place in NCCL's quadratic probing of node deltas
+  // (0, 1, 3, 6, ... modulo the next power of two, those under the node count), times the GPUs
+  // per node, plus the local delta.
+  int round(int from, int to) const;
+  // The channel of part `part` of an operation of round `round` (enqueue.cc): the round's base
+  // channel (across nodes: one per node round and per 8 local ranks, NCCL's operations per
+  // batch), plus the part's index bit-reversed, modulo the p2p channels.
+  int channel(int round, int part) const;
+
+ private:
+  int nodes_;
+  int ppn_;
+  int channels_;
+  int bits_;
+  std::vector<int> node_round_;  // by node delta
+};
 
 // NCCL's per-hop latency tables (us) and its bandwidth caps, by link type, algorithm and protocol.
 enum class HopKind { kNvlink, kPcie, kNetwork };

@@ -160,6 +160,36 @@ TEST(NcclTunerTest, NvlsChunksShrinkForMidSizeMessages) {
   EXPECT_EQ(nccl_nvls_chunk_bytes(two, 4 * mib, true), 32768.0);
 }
 
+TEST(NcclTunerTest, PointToPointPartsGoWhereNcclPutsThem) {
+  // 10 nodes x 1 GPU, 4 p2p channels. NCCL probes node deltas 0, 1, 3, 6, (10), (15), 5, (12),
+  // 4, (13), 7, 2, (14), (11), 9, 8 (mod 16; those of 10 and more are skipped): rank 0 sends to
+  // rank 3 in round 2, to rank 2 in round 7; rank 5 to rank 4 (delta 9) in round 8. Round r's
+  // base channel is r; part 1 adds 1 bit-reversed over 2 bits, 2.
+  const NcclP2pPlacement ten(make_nccl_comm(restrict_gpus_per_node(dgx_h100(), 1), 10));
+  EXPECT_EQ(ten.round(0, 3), 2);
+  EXPECT_EQ(ten.round(0, 2), 7);
+  EXPECT_EQ(ten.round(5, 4), 8);
+  EXPECT_EQ(ten.channel(2, 0), 2);
+  EXPECT_EQ(ten.channel(7, 1), (7 + 2) % 4);
+  // 2 x 8, 16 p2p channels: rank 3 sends to rank 12 (node delta 1, local delta 1) in round
+  // 8 + 1 = 9, whose base is node round 1 (x ceil(8 / 8)) + 1 / 8 = 1; parts 0-3 add 0, 8, 4, 12.
+  // Every round inside the node (rank 0 to 5: round 5) has base 0.
+  const NcclComm two_comm = make_nccl_comm(dgx_h100(), 2);
+  ASSERT_EQ(two_comm.p2p_channels, 16);
+  const NcclP2pPlacement two(two_comm);
+  EXPECT_EQ(two.round(3, 12), 9);
+  EXPECT_EQ(two.channel(9, 0), 1);
+  EXPECT_EQ(two.channel(9, 1), 9);
+  EXPECT_EQ(two.channel(9, 2), 5);
+  EXPECT_EQ(two.channel(9, 3), 13);
+  EXPECT_EQ(two.round(0, 5), 5);
+  EXPECT_EQ(two.channel(5, 3), 12);
+  // One node: the round is the rank delta and its own base.
+  const NcclP2pPlacement one(make_nccl_comm(dgx_h100(), 1));
+  EXPECT_EQ(one.round(6, 1), 3);
+  EXPECT_EQ(one.channel(3, 0), 3);
+}
+
 TEST(NcclTunerTest, OneGpuPerNodeRing) {
   // NET -> GPU -> NET at 48 GB/s: one channel; duplicated (one channel is not more than 4): 2 x 24;
   // 4 collective channels.

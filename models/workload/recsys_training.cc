@@ -157,6 +157,10 @@ struct RecsysStep {
   bool partials = false;
   Algorithm all_to_all_algorithm = Algorithm::kDirect;
   int group = 1, groups = 1;                         // 2D sharding: GPUs per group, replicas
+  // 2D sharding with groups inside nodes: the lookups' all-to-alls run on each group's own
+  // communicator (TorchRec's sharding process group), of one node here; NCCL's rounds on the
+  // world's would put a rank's every peer of its node on one channel.
+  bool group_exchanges = false;
   std::vector<std::vector<VertexId>> replica_rings;  // per group position, over the groups
 };
 
@@ -203,6 +207,8 @@ RecsysStep recsys_step(const StepRunner& runner, const RecsysModelSpec& model, c
                                 : pick_alltoallv_algorithm(cluster, runner.topology());
   st.group = plan.group_size > 0 ? plan.group_size : ranks;
   st.groups = ranks / st.group;
+  const int node_gpus = std::max(1, cluster.gpus_per_node);
+  st.group_exchanges = st.groups > 1 && st.group <= node_gpus && node_gpus % st.group == 0;
   st.replica_rings.resize(st.group);
   for (int j = 0; j < st.group; ++j) {
     for (int g = 0; g < st.groups; ++g) {
@@ -365,11 +371,13 @@ struct StepCollectives {
 StepCollectives step_collectives(StepRunner& runner, const RecsysStep& st, const JobSpec& job,
                                  const ShardCosts& costs, Collective* ids) {
   StepCollectives c;
-  c.ids = ids ? ids : runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
-  c.embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
+  c.ids =
+      ids ? ids : runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm, st.group_exchanges);
+  c.embeddings =
+      runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm, st.group_exchanges);
   // The gradients go back the way the embeddings came, as many bytes.
   c.gradients = runner.all_to_all(ByteMatrixView(costs.embedding_bytes, /*transposed=*/true),
-                                  st.all_to_all_algorithm);
+                                  st.all_to_all_algorithm, st.group_exchanges);
   if (st.partials) {
     c.partials = runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
     c.partial_gradients =
@@ -605,12 +613,14 @@ StepSimulationResult simulate_recsys_evaluation(const ClusterSpec& given_cluster
     std::vector<std::optional<TaskId>> previous_start(runner.ranks());
     for (int s = 0; s < runner.steps(); ++s) {
       runner.begin_step(s);
-      Collective* ids = runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm);
+      Collective* ids =
+          runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm, st.group_exchanges);
       Collective* partials =
           !st.partials
               ? nullptr
               : runner.all_to_all(costs.partial_bytes, st.all_to_all_algorithm, /*per_node=*/true);
-      Collective* embeddings = runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm);
+      Collective* embeddings =
+          runner.all_to_all(costs.embedding_bytes, st.all_to_all_algorithm, st.group_exchanges);
       for (const int r : runner.simulated()) {
         const ForwardTasks f = add_rank_forward(runner, st, ids, partials, embeddings,
                                                 costs.ranks[r], s, r, previous_start[r], "eval ");
@@ -649,9 +659,10 @@ void add_recsys_training(StepRunner& runner, const RecsysModelSpec& model, const
   for (int s = 0; s < runner.steps(); ++s) {
     runner.begin_step(s);
     const StepCollectives c = step_collectives(runner, st, job, costs, ids);
-    Collective* next_ids = job.prefetch_ids && s + 1 < runner.steps()
-                               ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm)
-                               : nullptr;
+    Collective* next_ids =
+        job.prefetch_ids && s + 1 < runner.steps()
+            ? runner.all_to_all(costs.id_bytes, st.all_to_all_algorithm, st.group_exchanges)
+            : nullptr;
     for (const int r : runner.simulated()) {
       auto [start, next] = add_rank_step(runner, st, c, costs.ranks[r], s, r, previous_start[r],
                                          prefetched[r], next_ids);

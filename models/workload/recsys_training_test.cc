@@ -330,12 +330,6 @@ TEST(RecsysTrainingTest, AsyncWeightGradientsHideTheGradientAllToAll) {
   EXPECT_LT(b.step_time, a.step_time);
 }
 
-}  // namespace
-}  // namespace trainsim::models
-
-namespace trainsim::models {
-namespace {
-
 // Sharding `best`: the fastest fitting candidate of the ranking, at each node count.
 TEST(PlanSearchTest, BestIsTheFastestFittingCandidate) {
   const SkewCase c(AccessDistribution::zipf(1e7, 1.2));
@@ -364,12 +358,6 @@ TEST(PlanSearchTest, BestIsTheFastestFittingCandidate) {
   // A planner cannot resolve it alone.
   EXPECT_THROW(resolve_sharding(j, recsys_context(c.cluster, c.model, j, 1)), ConfigError);
 }
-
-}  // namespace
-}  // namespace trainsim::models
-
-namespace trainsim::models {
-namespace {
 
 // Two GPUs, the one table on GPU 0, copies that take no time: GPU 1 sends its ids to GPU 0
 // before the lookup. Without prefetching, the next batch's id all-to-all queues on the
@@ -497,6 +485,32 @@ TEST(RecsysTrainingTest, NodesWithoutAShardRunAsOneNodesRanksWithEveryRanksResul
   testing::expect_same_steps(classes, every_rank);
   EXPECT_LT(classes.events, every_rank.events);
   EXPECT_GT(classes.breakdown.imbalance, 0);  // the tables' owners are the slow ranks
+}
+
+TEST(RecsysTrainingTest, TwoDGroupsExchangeOnTheirNodesCommunicator) {
+  // DLRM-DCNv2 column-wise inside each node of 8 H100s (2D, a group per node): every node looks up
+  // and exchanges the same bytes inside itself, on its own communicator as TorchRec's sharding
+  // group does, so its all-to-alls take at 2 and 4 nodes exactly what they take on one node (on
+  // the world's communicator NCCL would start every round inside a node on one channel); only
+  // the replica all-reduce across the nodes grows.
+  JobSpec j = job(1024, "column_wise");
+  j.group = ShardingGroup::node();
+  StepSimulationOptions analytic;
+  analytic.network = NetworkModel::kAnalytic;
+  const StepSimulationResult first =
+      simulate_recsys_training(dgx_h100(), dlrm_dcnv2(), j, 1, analytic);
+  const StepBreakdown& one = first.breakdown;
+  const auto embeddings = static_cast<int>(StepCollective::kEmbeddingAllToAll);
+  const auto gradients = static_cast<int>(StepCollective::kGradientAllToAll);
+  ASSERT_GT(one.stall_by_collective[embeddings], 0);
+  for (const int nodes : {2, 4}) {
+    const StepSimulationResult r =
+        simulate_recsys_training(dgx_h100(), dlrm_dcnv2(), j, nodes, analytic);
+    EXPECT_EQ(r.breakdown.stall_by_collective[embeddings], one.stall_by_collective[embeddings])
+        << nodes;
+    EXPECT_EQ(r.breakdown.stall_by_collective[gradients], one.stall_by_collective[gradients])
+        << nodes;
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // worked by hand.
 #include "models/workload/step_runner.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "models/spec/test_fixtures.h"
@@ -224,7 +226,11 @@ TEST(StepRunnerTest, ACounterpartFinishingApartFromItsRepresentativeBreaksTheSym
   // 1's GPU 0 sends 8 MB: node 1 does not do what node 0 does. Told otherwise, the runner joins
   // node 1's ranks with node 0's, sees rank 4 finish after rank 0 and stops: the job must then run
   // every rank (and does so without the claim).
-  const ClusterSpec cluster = nodes_on_one_nic(2, 4);
+  ClusterSpec cluster = nodes_on_one_nic(2, 4);
+  // Channels without a throughput of their own: the NICs set the pace (rank 4's eight 8 MB
+  // operations would otherwise share the few p2p channels of this communicator).
+  cluster.collectives.p2p_channel_bandwidth = std::numeric_limits<double>::infinity();
+  cluster.collectives.p2p_nvlink_channel_bandwidth = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> rows(8, std::vector<double>(8, 1e6));
   rows[4].assign(8, 8e6);
   const ByteMatrix bytes = ByteMatrix::from_rows(rows);
