@@ -411,7 +411,7 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
          [](ClusterSpec& s, double v) { s.collectives.p2p_nvlink_channel_bandwidth = v; }});
   }
   // collectives.p2p_network_efficiency is not fitted: with the operations of a sender sharing
-  // its p2p channels, the logs put it at 0.97 +- 0.05, one within its uncertainty.
+  // its p2p channels, the logs put it at 0.97 +- 0.05, within its uncertainty of 1.
   return params;
 }
 

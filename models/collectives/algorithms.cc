@@ -566,14 +566,17 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     return last_channels;
   };
   const NcclP2pPlacement placement(comm);
-  auto channel_of = [&](int a, int b, int part) {
-    return static_cast<std::size_t>(a) * channels_per_gpu +
-           placement.channel(placement.round(a, b), part);
+  // Sender a's load entry of part k of its operation to b: its round's base plus k's offset.
+  auto loads_of = [&](int a, int b) {
+    return std::pair{load.data() + static_cast<std::size_t>(a) * channels_per_gpu,
+                     placement.base(placement.round(a, b))};
   };
+  const int mask = channels_per_gpu - 1;
   pairs(0, p, [&](int a, int b, double v) {
     if (v <= 0.0) return;
     const int parts = parts_of(v);
-    for (int k = 0; k < parts; ++k) ++load[channel_of(a, b, k)];
+    const auto [row, base] = loads_of(a, b);
+    for (int k = 0; k < parts; ++k) ++row[(base + placement.offset(k)) & mask];
   });
   auto plan = std::make_shared<CollectivePlan>(p);
   plan->set_gpus_per_node(g);
@@ -594,8 +597,9 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       // The operation's channels' worth: its parts, each sharing a channel with the sender's
       // parts per channel when they are more than one.
       const int parts = parts_of(v);
+      const auto [row, base] = loads_of(a, b);
       double share = 0.0;
-      for (int k = 0; k < parts; ++k) share += 1.0 / load[channel_of(a, b, k)];
+      for (int k = 0; k < parts; ++k) share += 1.0 / row[(base + placement.offset(k)) & mask];
       if (a / g == b / g) {
         charge(at(a, b), v, share * nvlink_channel_bw);
         return;

@@ -704,16 +704,22 @@ double nccl_nvls_chunks_per_op(const NcclComm& comm, double bytes, bool tree) {
 NcclP2pPlacement::NcclP2pPlacement(const NcclComm& comm)
     : nodes_(std::max(1, comm.nodes)),
       ppn_(std::max(1, comm.ppn)),
-      channels_(std::max(1, comm.p2p_channels)),
-      bits_(0),
-      node_round_(nodes_, 0) {
-  while ((1 << bits_) < channels_) ++bits_;
+      channels_(pow2_up(std::max(1, comm.p2p_channels))),
+      node_round_(nodes_, 0),
+      reversed_(channels_, 0) {
   const int pow2 = pow2_up(nodes_);
   int probe = 0;
   int round = 0;
   for (int step = 0; step < pow2; ++step) {
     if (probe < nodes_) node_round_[probe] = round++;
     probe = (probe + step + 1) & (pow2 - 1);
+  }
+  int bits = 0;
+  while ((1 << bits) < channels_) ++bits;
+  for (int part = 0; part < channels_; ++part) {
+    for (int b = 0; b < bits; ++b) {
+      if (part & (1 << b)) reversed_[part] |= 1 << (bits - 1 - b);
+    }
   }
 }
 
@@ -724,18 +730,11 @@ int NcclP2pPlacement::round(int from, int to) const {
   return node_round_[delta] * ppn_ + local;
 }
 
-int NcclP2pPlacement::channel(int round, int part) const {
+int NcclP2pPlacement::base(int round) const {
   constexpr int kOpsPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
-  int base = round;
-  if (nodes_ > 1) {
-    base =
-        (round / ppn_) * ((ppn_ + kOpsPerBatch - 1) / kOpsPerBatch) + (round % ppn_) / kOpsPerBatch;
-  }
-  int reversed = 0;
-  for (int b = 0; b < bits_; ++b) {
-    if (part & (1 << b)) reversed |= 1 << (bits_ - 1 - b);
-  }
-  return (base + reversed) & (channels_ - 1);
+  if (nodes_ == 1) return round;
+  return (round / ppn_) * ((ppn_ + kOpsPerBatch - 1) / kOpsPerBatch) +
+         (round % ppn_) / kOpsPerBatch;
 }
 
 int nccl_p2p_op_channels(const NcclComm& comm, double bytes) {

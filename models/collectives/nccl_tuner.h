@@ -104,14 +104,16 @@ class NcclP2pPlacement {
   // The channel of part `part` of an operation of round `round` (enqueue.cc): the round's base
   // channel (across nodes: one per node round and per 8 local ranks, NCCL's operations per
   // batch), plus the part's index bit-reversed, modulo the p2p channels.
-  int channel(int round, int part) const;
+  int channel(int round, int part) const { return (base(round) + offset(part)) & (channels_ - 1); }
+  int base(int round) const;
+  int offset(int part) const { return reversed_[part & (channels_ - 1)]; }
 
  private:
   int nodes_;
   int ppn_;
   int channels_;
-  int bits_;
   std::vector<int> node_round_;  // by node delta
+  std::vector<int> reversed_;    // by part: its index bit-reversed over log2(channels) bits
 };
 
 // NCCL's per-hop latency tables (us) and its bandwidth caps, by link type, algorithm and protocol.

@@ -32,7 +32,7 @@ CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   // log (GB300 all-to-all), which a default would then predict from itself.
   t.p2p_nvlink_efficiency = 0.93;
   // Not fitted: with a sender's operations sharing its p2p channels, the logs put it at 0.97 +-
-  // 0.05, one within its uncertainty (cluster A's 2 x 8 all-to-all reaches 0.98 of the NICs).
+  // 0.05, within its uncertainty of 1 (cluster A's 2 x 8 all-to-all reaches 0.98 of the NICs).
   t.p2p_network_efficiency = 1.0;
   switch (transport) {
     case NetTransport::kInfiniband:
