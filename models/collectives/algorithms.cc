@@ -554,7 +554,8 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
   // then by receiver); pairs that carry nothing add nothing.
   constexpr int kNodesAtOnce = 8;
   // Parts per sender and channel.
-  const int channels_per_gpu = std::max(1, comm.p2p_channels);
+  const NcclP2pPlacement placement(comm);
+  const int channels_per_gpu = placement.channels();
   std::vector<std::uint32_t> load(static_cast<std::size_t>(p) * channels_per_gpu, 0);
   double last_bytes = -1.0;
   int last_channels = 0;
@@ -565,18 +566,16 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
     }
     return last_channels;
   };
-  const NcclP2pPlacement placement(comm);
-  // Sender a's load entry of part k of its operation to b: its round's base plus k's offset.
+  // Sender a's loads, and the base channel of its operation to b.
   auto loads_of = [&](int a, int b) {
     return std::pair{load.data() + static_cast<std::size_t>(a) * channels_per_gpu,
                      placement.base(placement.round(a, b))};
   };
-  const int mask = channels_per_gpu - 1;
   pairs(0, p, [&](int a, int b, double v) {
     if (v <= 0.0) return;
     const int parts = parts_of(v);
     const auto [row, base] = loads_of(a, b);
-    for (int k = 0; k < parts; ++k) ++row[(base + placement.offset(k)) & mask];
+    for (int k = 0; k < parts; ++k) ++row[placement.channel_at(base, k)];
   });
   auto plan = std::make_shared<CollectivePlan>(p);
   plan->set_gpus_per_node(g);
@@ -599,7 +598,7 @@ std::shared_ptr<CollectivePlan> p2p_plan(const ClusterSpec& cluster,
       const int parts = parts_of(v);
       const auto [row, base] = loads_of(a, b);
       double share = 0.0;
-      for (int k = 0; k < parts; ++k) share += 1.0 / row[(base + placement.offset(k)) & mask];
+      for (int k = 0; k < parts; ++k) share += 1.0 / row[placement.channel_at(base, k)];
       if (a / g == b / g) {
         charge(at(a, b), v, share * nvlink_channel_bw);
         return;

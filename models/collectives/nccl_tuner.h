@@ -104,9 +104,13 @@ class NcclP2pPlacement {
   // The channel of part `part` of an operation of round `round` (enqueue.cc): the round's base
   // channel (across nodes: one per node round and per 8 local ranks, NCCL's operations per
   // batch), plus the part's index bit-reversed, modulo the p2p channels.
-  int channel(int round, int part) const { return (base(round) + offset(part)) & (channels_ - 1); }
+  int channel(int round, int part) const { return channel_at(base(round), part); }
+  // The same from the round's base (computed once for an operation's parts).
   int base(int round) const;
-  int offset(int part) const { return reversed_[part & (channels_ - 1)]; }
+  int channel_at(int base, int part) const {
+    return (base + reversed_[part & (channels_ - 1)]) & (channels_ - 1);
+  }
+  int channels() const { return channels_; }
 
  private:
   int nodes_;
