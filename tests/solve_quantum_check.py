@@ -3,7 +3,7 @@
 
 For each shipped scenario and node count, runs `trainsim predict --format json` with
 --solve-quantum 0 (exact max-min at every event), with the default (auto: exact until the solves
-have changed more than two million flow rates per step, then at 0.025% of the step) and with
+have changed more than two million flow rates per step, then at 0.0125% of the step) and with
 that share of the step as the quantum from the start, and requires:
 - default: the step time and every part of the breakdown (compute, comm stall, imbalance, input,
   checkpoint, evaluation, and the comm stall of each collective) within MAX_ERROR of the exact
@@ -11,8 +11,8 @@ that share of the step as the quantum from the start, and requires:
   (a part of nanoseconds has no meaningful relative error). A point says when its training or
   evaluation run went on at the quantum (solve_quantum_from_s, evaluation_solve_quantum_from_s);
   one that says neither must be the exact one to the digit.
-- 0.025%: the step time within MAX_ERROR of the exact one and every part within MAX_ERROR of
-  the exact step (a quantum delays each rate change by up to 0.025% of the step: a part of a few
+- 0.0125%: the step time within MAX_ERROR of the exact one and every part within MAX_ERROR of
+  the exact step (a quantum delays each rate change by up to 0.0125% of the step: a part of a few
   microseconds moves by a larger share of itself; auto uses the quantum only where the exact
   solve is costly: here the MLPerf job with HugeCTR's plan at 128 nodes, whose exact solve
   takes twice as long). A quantum of 0.1% is no longer held to this: with a sender's
@@ -78,7 +78,7 @@ def main():
     for label, args, nodes in SCENARIOS:
         exact = predict(trainsim, args, nodes, "0")
         runs = [("auto", predict(trainsim, args, nodes, None), "of the part"),
-                ("0.025%", predict(trainsim, args, nodes, "0.025%"), "of the step")]
+                ("0.0125%", predict(trainsim, args, nodes, "0.0125%"), "of the step")]
         for n, e in exact.items():
             step = float(e["step_time_s"])
             for name, result, measure in runs:

@@ -165,6 +165,41 @@ TEST(CollectiveCalibrationTest, LeaveOneLogOutPredictsFromTheOthers) {
   }
 }
 
+TEST(CollectiveCalibrationTest, AHeldOutLogAloneOnItsTransportTakesNcclsNetworkLatency) {
+  // The network's per-hop latency is a constant of the transport. The only RoCE log, held out,
+  // cannot take it from a fit (the shipped default for RoCE is the fit of that log): it is
+  // predicted at NCCL's own figure (scale 1), not at the 3 its cluster file carries. Its rows are
+  // then exactly those of the cluster at scale 1 with the InfiniBand system's fitted constants.
+  ClusterSpec ib = node_of_8();
+  ib.nic.link.efficiency = 0.7;
+  ClusterSpec roce = ib;
+  roce.name = "roce";
+  roce.nic.transport = NetTransport::kRoce;
+  roce.collectives.network_latency_scale = 3.0;
+  MeasuredRun roce_run = synthetic_run(roce, 2, 1);
+  roce_run.source = "roce.log";
+  const std::vector<SystemRuns> systems = {{ib, {synthetic_run(ib, 4, 1)}}, {roce, {roce_run}}};
+  const auto held = leave_one_log_out(systems);
+  ASSERT_EQ(held.size(), 2u);
+  const HeldOutLog& h = held[1];
+  ASSERT_EQ(h.source, "roce.log");
+  // The InfiniBand log alone, fitted: what the held-out RoCE log is predicted with.
+  CalibrationOptions options;
+  options.check_pulls = false;
+  const JointCalibration fit = calibrate_jointly({systems[0], {roce, {}}}, options);
+  ClusterSpec expected = fit.clusters[1];
+  expected.collectives.network_latency_scale = 1.0;
+  const std::vector<FitRow> rows = predict_runs(expected, {roce_run});
+  ASSERT_EQ(h.rows.size(), rows.size());
+  ASSERT_FALSE(rows.empty());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(h.rows[i].predicted_us, rows[i].predicted_us) << rows[i].size_bytes;
+  }
+  // Scale 3, the cluster file's, would have predicted the small rows slower.
+  const std::vector<FitRow> file_rows = predict_runs(fit.clusters[1], {roce_run});
+  EXPECT_LT(h.rows.front().predicted_us, file_rows.front().predicted_us);
+}
+
 TEST(CollectiveCalibrationTest, ShapeAndAlgorithmOfARun) {
   MeasuredRun m;
   m.source = "x.log";

@@ -282,6 +282,21 @@ TEST(AlgorithmsTest, EveryNvlsChunkStepPaysTheStepLatency) {
   }
 }
 
+TEST(AlgorithmsTest, NvlsTreeShowsThreeNvlsStepsAtEverySize) {
+  // Across nodes the NVLS steps run beside the network stage, which is slower per chunk (here
+  // 128 operations share the nodes' NICs), so only the first chunk's scatter and reduce and the
+  // last one's broadcast show: 3 x 5 us more than without a step latency, at 1 GiB (256 chunks of
+  // 32 KiB per operation, which counted per chunk would be 1.28 ms) as at 32 MiB (8 chunks).
+  const ClusterSpec spec = cluster(8);
+  ClusterSpec stepped = spec;
+  stepped.intra_node.nvls_step_latency = 5 * kMicrosecond;
+  for (const double bytes : {1073741824.0, 33554432.0}) {
+    const auto r = simple(CollectiveOp::kAllReduce, Algorithm::kNvlsTree, bytes);
+    EXPECT_EQ(flow_time(stepped, 2, r) - flow_time(spec, 2, r), 3 * 5 * kMicrosecond);
+    EXPECT_EQ(analytic_time(stepped, 2, r) - analytic_time(spec, 2, r), 3 * 5 * kMicrosecond);
+  }
+}
+
 TEST(AlgorithmsTest, NvlsTreePaysItsPipelineFillOnce) {
   // 2 nodes: 16 NVLS channels x 8 heads = 128 operations; a chunk crosses 2 network stages
   // before the pipeline is full, so k chunks take k + 2 chunk times. The test cluster's NVLink

@@ -43,12 +43,14 @@ using SolveQuantum = std::variant<Time, StepShare, ExactOrShare>;
 // The commands' default ("auto"). The local filling makes exact solves cheap where few rates
 // change at each event: about 1.5 us of one core per rate change (the MLPerf job with HugeCTR's
 // plan, on a 2-core AMD EPYC VM: 0.9 M changes per step at 64 nodes, exact in 4.7 s; 5 M per step
-// at 128 nodes, 18 s). Past two million per step the run goes on at 0.025% of the step, which
+// at 128 nodes, 18 s). Past two million per step the run goes on at 0.0125% of the step, which
 // keeps every step time and breakdown part of the shipped jobs at 1 to 128 nodes within 0.5% of
 // the exact solve's (tests/solve_quantum_check.py; the MLPerf job at 128 nodes, the one not
-// exact: step 0.02%, load imbalance 0.31%; at 0.05% its load imbalance was 0.78% off once
-// point-to-point operations shared their senders' channels, at 0.1% 1.4% before).
-inline constexpr ExactOrShare kDefaultSolveQuantum{2'000'000, StepShare{250}};
+// exact: step 0.01%, load imbalance 0.37%; at 0.025% its load imbalance was 0.71% off once
+// NVLSTree's step latencies hid behind the network, at 0.05% 0.78% once point-to-point
+// operations shared their senders' channels, at 0.1% 1.4% before). The finer quantum costs no
+// measurable time there (6-7 s either way on the 2-core VM).
+inline constexpr ExactOrShare kDefaultSolveQuantum{2'000'000, StepShare{125}};
 // The share of the step a quantum is (or goes on at); null for a time. (A fit, whose prediction
 // must move smoothly with the fitted values, takes "auto"'s share from the start.)
 inline const StepShare* step_share(const SolveQuantum& quantum) {
