@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -93,9 +94,7 @@ NcclGraph search(const std::vector<double>& speed, double max_bw, double total_b
 int floor_div(double a, double b) { return static_cast<int>(std::floor(a / b + 1e-9)); }
 
 int pow2_up(int v) {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
+  return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, v))));
 }
 
 }  // namespace
@@ -714,8 +713,7 @@ NcclP2pPlacement::NcclP2pPlacement(const NcclComm& comm)
     if (probe < nodes_) node_round_[probe] = round++;
     probe = (probe + step + 1) & (pow2 - 1);
   }
-  int bits = 0;
-  while ((1 << bits) < channels_) ++bits;
+  const int bits = std::countr_zero(static_cast<unsigned>(channels_));  // a power of two
   for (int part = 0; part < channels_; ++part) {
     for (int b = 0; b < bits; ++b) {
       if (part & (1 << b)) reversed_[part] |= 1 << (bits - 1 - b);
