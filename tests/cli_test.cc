@@ -525,6 +525,28 @@ TEST(CollectiveCliTest, TableHasTheColumnLayoutOfNcclTests) {
   }
 }
 
+TEST(CollectiveCliTest, TheEfaA100ClusterRunsTheProtocolsItsPluginLeaves) {
+  // AWS's EFA plugin sets NCCL_PROTO=simple on p4d/p4de (no ordered 128-byte RDMA writes), and the
+  // shipped cluster file of such an instance says so in collectives.env: every size runs Simple.
+  // Given LL and LL128 back (--env overrides the file), small sizes take LL and mid sizes LL128.
+  const std::string cloud = kSourceDir + "/configs/clusters/cloud-a100-4x100g.yaml";
+  const auto algorithms = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"collective", "--cluster", cloud, "--nodes", "2"};
+    for (const char* sweep : {"-b", "8", "-e", "64M", "-f", "8"}) args.emplace_back(sweep);
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::size_t at = r.out.find("# Algorithm per size: ");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  const std::string plugin = algorithms({});
+  EXPECT_NE(plugin.find("/simple"), std::string::npos) << plugin;
+  EXPECT_EQ(plugin.find("/ll"), std::string::npos) << plugin;
+  const std::string all = algorithms({"--env", "NCCL_PROTO=LL,LL128,Simple"});
+  EXPECT_NE(all.find("/ll "), std::string::npos) << all;
+  EXPECT_NE(all.find("/ll128 "), std::string::npos) << all;
+}
+
 TEST(CollectiveCliTest, SizesCountsAndBusFactorsFollowNcclTests) {
   // alltoall on 10 ranks of doubles: 32 MiB rounds down to 33554400 bytes, 419430 elements per
   // peer (as the 10-node log prints), and busbw = algbw x 9/10.

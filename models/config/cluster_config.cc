@@ -22,12 +22,12 @@ namespace trainsim::models {
 // transport's.
 CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   CollectiveTuning t;
-  t.launch_latency = 2300 * kNanosecond;  // +- 0.18 us
+  t.launch_latency = 2200 * kNanosecond;  // +- 0.17 us
   // NVLink and PCIe steps take NCCL's own figures (scale 1); LL and LL128 scale network steps.
-  t.ll_latency_scale = 3.9;                 // +- 0.39
-  t.ll128_latency_scale = 5.9;              // +- 0.64
-  t.p2p_channel_bandwidth = 12.3e9;         // +- 0.30 GB/s
-  t.p2p_nvlink_channel_bandwidth = 20.6e9;  // +- 0.61 GB/s
+  t.ll_latency_scale = 2.9;                 // +- 0.34
+  t.ll128_latency_scale = 4.1;              // +- 0.51
+  t.p2p_channel_bandwidth = 12.3e9;         // +- 0.28 GB/s
+  t.p2p_nvlink_channel_bandwidth = 20.6e9;  // +- 0.57 GB/s
   // +- 0.034, fitted on Hopper and used for every generation: Blackwell's 0.78 +- 0.06 rests on one
   // log (GB300 all-to-all), which a default would then predict from itself.
   t.p2p_nvlink_efficiency = 0.93;
@@ -36,19 +36,19 @@ CollectiveTuning calibrated_collective_defaults(NetTransport transport) {
   t.p2p_network_efficiency = 1.0;
   switch (transport) {
     case NetTransport::kInfiniband:
-      t.network_latency_scale = 0.48;  // +- 0.054, six logs of four H100 clusters and a B200 one
+      t.network_latency_scale = 0.66;  // +- 0.079, six logs of four H100 clusters and a B200 one
       break;
     case NetTransport::kRoce:
-      t.network_latency_scale = 1.7;  // +- 0.23, one log (V100, SR-IOV in Kubernetes)
+      t.network_latency_scale = 2.3;  // +- 0.34, one log (V100, SR-IOV in Kubernetes)
       break;
     case NetTransport::kEfa:
-      t.network_latency_scale = 2.9;  // +- 0.27, AWS p4de and p5
+      t.network_latency_scale = 2.1;  // +- 0.16, AWS p4de and p5
       break;
     case NetTransport::kTcpx:
-      t.network_latency_scale = 39;  // +- 4.1, GCP A3 High
+      t.network_latency_scale = 39;  // +- 3.8, GCP A3 High
       break;
     case NetTransport::kTcpxo:
-      t.network_latency_scale = 5.8;  // +- 0.61, GKE A3 Mega
+      t.network_latency_scale = 4.0;  // +- 0.40, GKE A3 Mega
       break;
     case NetTransport::kSocket:
       t.network_latency_scale = 39;  // as TCPX: no log of NCCL's own socket transport
