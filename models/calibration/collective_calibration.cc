@@ -256,7 +256,11 @@ Exercised exercised(const SystemRuns& s) {
   for (const MeasuredRun& m : s.runs) {
     const RunShape shape = run_shape(m, s.cluster);
     e.inside |= shape.gpus_per_node > 1;
-    e.nvls |= shape.gpus_per_node > 1 && s.cluster.intra_node.nvls &&
+    // NVLS runs only where the run left it on (NCCL_NVLS_ENABLE, NCCL_ALGO or a forced algorithm):
+    // GB200's log ran with NCCL_NVLS_ENABLE=0, node B's and cluster C's Ring logs with Ring alone.
+    const CollectiveTuning& env = cluster_for_run(s.cluster, m).collectives;
+    e.nvls |= shape.gpus_per_node > 1 && s.cluster.intra_node.nvls && env.nvls &&
+              (env.allows(Algorithm::kNvls) || env.allows(Algorithm::kNvlsTree)) &&
               s.cluster.gpu.architecture >= GpuArch::kHopper &&
               (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
                m.run.op == CollectiveOp::kReduceScatter);

@@ -200,6 +200,30 @@ TEST(CollectiveCalibrationTest, AHeldOutLogAloneOnItsTransportTakesNcclsNetworkL
   EXPECT_LT(h.rows.front().predicted_us, file_rows.front().predicted_us);
 }
 
+TEST(CollectiveCalibrationTest, ARunWithoutNvlsInformsNoNvlsConstant) {
+  // NVLS's efficiency and step latency are fitted only on runs where NCCL may run NVLS: not a run
+  // with NCCL_NVLS_ENABLE=0 (GB200's log) nor one forced to Ring (node B's Ring log).
+  ClusterSpec c = node_of_8();
+  c.intra_node.nvls = true;
+  const MeasuredRun nvls = synthetic_run(c, 1, 8);
+  MeasuredRun off = nvls;
+  off.env = {{"NCCL_NVLS_ENABLE", "0"}};
+  MeasuredRun ring = nvls;
+  ring.algorithm = Algorithm::kRing;
+  CalibrationOptions options;
+  options.check_pulls = false;
+  const auto nvls_keys = [&](const MeasuredRun& run) {
+    int n = 0;
+    for (const FittedParameter& p : calibrate_jointly({{c, {run}}}, options).parameters) {
+      n += p.key == "intra_node.nvls_efficiency" || p.key == "intra_node.nvls_step_latency";
+    }
+    return n;
+  };
+  EXPECT_EQ(nvls_keys(nvls), 2);
+  EXPECT_EQ(nvls_keys(off), 0);
+  EXPECT_EQ(nvls_keys(ring), 0);
+}
+
 TEST(CollectiveCalibrationTest, ShapeAndAlgorithmOfARun) {
   MeasuredRun m;
   m.source = "x.log";
