@@ -771,6 +771,32 @@ TEST(CalibrateCliTest, BadLogsAreReportedWithFileAndLine) {
   EXPECT_FALSE(fs::exists(output));
 }
 
+TEST(CalibrateCliTest, ALogThatDoesNotNameItsCollectiveIsNamedOnTheCommandLine) {
+  // The AWS p4de log has neither a 'Collective test starting' line nor a command line: LOG:OP says
+  // what it measured (with the algorithm, in either order, and @NxG for its rank count).
+  const std::string log = kSourceDir +
+                          "/validation/nccl-tests/"
+                          "a100_2nodes_x8_all_reduce_aws-p4de-efa-4x100g_ncclunk_awsome-dist-"
+                          "training.log";
+  const std::string cloud = kSourceDir + "/configs/clusters/cloud-a100-4x100g.yaml";
+  Result r = run({"calibrate", "--cluster", cloud, "--nccl-tests", log + "@2x8"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cannot tell which collective"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("LOG:all_reduce"), std::string::npos) << r.err;
+  r = run({"calibrate", "--cluster", cloud, "--nccl-tests", log + ":all_reduce@2x8"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("all_reduce"), std::string::npos);
+  EXPECT_NE(r.out.find("/simple"), std::string::npos);  // the cluster's NCCL_PROTO=Simple
+  for (const char* suffix : {":all_reduce:ring@2x8", ":ring:all_reduce@2x8"}) {
+    r = run({"calibrate", "--cluster", cloud, "--nccl-tests", log + suffix});
+    ASSERT_EQ(r.status, 0) << suffix << ": " << r.err;
+    EXPECT_EQ(r.out.find("tree/"), std::string::npos) << suffix;  // Ring forced on every row
+  }
+  r = run({"calibrate", "--cluster", cloud, "--nccl-tests", log + ":hypercube@2x8"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("'hypercube' is neither an algorithm"), std::string::npos) << r.err;
+}
+
 TEST(CalibrateCliTest, WritesACalibratedClusterThatLoadsAndPredicts) {
   TempDir dir;
   const std::string output = dir.file("calibrated.yaml").string();

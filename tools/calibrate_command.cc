@@ -36,7 +36,9 @@ po::options_description calibrate_options() {
     ("nccl-tests", po::value<std::vector<std::string>>()->multitoken()->composing(),
      "nccl-tests log, repeatable. LOG:ALGO says the run forced NCCL_ALGO (ring, tree, nvls, "
      "nvls_tree, ...), otherwise a word in the file name (..._RING_...) or NCCL's own choice per "
-     "size; LOG@NxG gives nodes x GPUs per node for a log that lists no ranks")
+     "size; LOG:OP names the collective (all_reduce, alltoall, ...) of a log that does not say "
+     "it; LOG@NxG gives nodes x GPUs per node for a log that lists no ranks; e.g. "
+     "p4de.log:all_reduce@2x8")
     ("env", po::value<std::vector<std::string>>()->composing(),
      "NAME=VALUE: an NCCL environment variable the runs set (NCCL_MIN_CTAS=24, NCCL_PROTO=...), "
      "repeatable")
@@ -129,16 +131,24 @@ std::vector<models::MeasuredRun> read_measured_runs(const std::vector<std::strin
       shape = s;
       path = path.substr(0, at);
     }
+    // LOG:OP and LOG:ALGO, in either order: the collective of a log that does not name it, and
+    // the algorithm the run forced.
     std::optional<models::Algorithm> algorithm;
-    const auto colon = path.rfind(':');
-    if (colon != std::string::npos) {
-      algorithm = models::parse_algorithm(path.substr(colon + 1));
-      if (!algorithm) {
-        throw UsageError(flag + " " + arg + ": unknown algorithm '" + path.substr(colon + 1) + "'");
+    std::optional<models::CollectiveOp> op;
+    for (auto colon = path.rfind(':'); colon != std::string::npos; colon = path.rfind(':')) {
+      const std::string word = path.substr(colon + 1);
+      if (const auto a = models::parse_algorithm(word); a && !algorithm) {
+        algorithm = a;
+      } else if (const auto o = models::parse_collective(word); o && !op) {
+        op = o;
+      } else {
+        throw UsageError(flag + " " + arg + ": '" + word +
+                         "' is neither an algorithm (ring, tree, ...) nor a collective "
+                         "(all_reduce, ...), or is given twice");
       }
       path = path.substr(0, colon);
     }
-    const models::NcclTestsLog log = models::read_nccl_tests_log(resolve_config_path(path));
+    const models::NcclTestsLog log = models::read_nccl_tests_log(resolve_config_path(path), op);
     for (auto& run : models::measured_runs(log, algorithm)) {
       run.shape = shape;
       runs.push_back(std::move(run));
@@ -179,7 +189,7 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
   const po::options_description options = calibrate_options();
   const po::variables_map vm = parse_options(args, options, "calibrate");
   if (vm.count("help")) {
-    out << "usage: trainsim calibrate --cluster FILE --nccl-tests LOG[:ALGO][@NxG]... [--env "
+    out << "usage: trainsim calibrate --cluster FILE --nccl-tests LOG[:OP][:ALGO][@NxG]... [--env "
            "NAME=VALUE]...\n"
            "                          [--check LOG...] [-o calibrated.yaml]\n"
            "       trainsim calibrate --check CLUSTER LOG...\n"

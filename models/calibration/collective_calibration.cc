@@ -249,6 +249,8 @@ struct Exercised {
   bool p2p_net = false;  // ... across nodes
   bool launch = false;   // small messages (launch cost visible)
   bool nvls = false;     // NVLS or NVLSTree may run (the hardware has it)
+  bool ll = false;       // LL may cross the network (small messages across nodes, LL allowed)
+  bool ll128 = false;    // ... LL128
 };
 
 Exercised exercised(const SystemRuns& s) {
@@ -268,7 +270,13 @@ Exercised exercised(const SystemRuns& s) {
     const bool p2p = m.run.op == CollectiveOp::kAllToAll || m.run.op == CollectiveOp::kSendRecv;
     e.p2p |= p2p;
     e.p2p_net |= p2p && shape.nodes > 1;
-    for (const NcclTestsRow& r : m.run.rows) e.launch |= r.size_bytes < kScoredBytes;
+    bool small = false;
+    for (const NcclTestsRow& r : m.run.rows) small |= r.size_bytes < kScoredBytes;
+    e.launch |= small;
+    // The LL and LL128 scales multiply network steps only, and only where the run allows the
+    // protocol (AWS p4de's plugin leaves Simple alone).
+    e.ll |= small && shape.nodes > 1 && env.allows(Protocol::kLl);
+    e.ll128 |= small && shape.nodes > 1 && env.allows(Protocol::kLl128);
   }
   return e;
 }
@@ -336,6 +344,8 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
     any.p2p |= e.p2p;
     any.p2p_net |= e.p2p_net;
     any.launch |= e.launch;
+    any.ll |= e.ll;
+    any.ll128 |= e.ll128;
   }
   std::vector<Parameter> params;
   const CollectiveTuning& t = systems.front().cluster.collectives;
@@ -375,7 +385,7 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
                 [](ClusterSpec& s, double v) { s.collectives.network_latency_scale = v; }};
     params.push_back(p);
   }
-  if (any.launch) {
+  if (any.ll) {
     params.push_back({"collectives.ll_latency_scale",
                       "",
                       -1,
@@ -384,6 +394,8 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
                       false,
                       t.ll_latency_scale,
                       [](ClusterSpec& s, double v) { s.collectives.ll_latency_scale = v; }});
+  }
+  if (any.ll128) {
     params.push_back({"collectives.ll128_latency_scale",
                       "",
                       -1,

@@ -224,6 +224,32 @@ TEST(CollectiveCalibrationTest, ARunWithoutNvlsInformsNoNvlsConstant) {
   EXPECT_EQ(nvls_keys(ring), 0);
 }
 
+TEST(CollectiveCalibrationTest, ARunOnSimpleAloneInformsNoLlScale) {
+  // The LL and LL128 scales multiply network steps under those protocols: a two-node run with
+  // NCCL_PROTO=Simple (AWS p4de, as its EFA plugin sets it) informs neither, one with LL128 and
+  // Simple only the LL128 one, and a run on one node neither.
+  const ClusterSpec c = node_of_8();
+  const MeasuredRun all = synthetic_run(c, 2, 8);
+  MeasuredRun simple = all;
+  simple.env = {{"NCCL_PROTO", "Simple"}};
+  MeasuredRun ll128 = all;
+  ll128.env = {{"NCCL_PROTO", "LL128,Simple"}};
+  CalibrationOptions options;
+  options.check_pulls = false;
+  const auto scales = [&](const MeasuredRun& run) {
+    std::string keys;
+    for (const FittedParameter& p : calibrate_jointly({{c, {run}}}, options).parameters) {
+      if (p.key == "collectives.ll_latency_scale") keys += "ll ";
+      if (p.key == "collectives.ll128_latency_scale") keys += "ll128 ";
+    }
+    return keys;
+  };
+  EXPECT_EQ(scales(all), "ll ll128 ");
+  EXPECT_EQ(scales(simple), "");
+  EXPECT_EQ(scales(ll128), "ll128 ");
+  EXPECT_EQ(scales(synthetic_run(c, 1, 8)), "");
+}
+
 TEST(CollectiveCalibrationTest, ShapeAndAlgorithmOfARun) {
   MeasuredRun m;
   m.source = "x.log";

@@ -214,7 +214,8 @@ class Parser {
     if (!pending.named) {
       fail(line_,
            "cannot tell which collective this table is (no 'Collective test starting' "
-           "line or command line before it)");
+           "line or command line before it): name it (trainsim calibrate LOG:all_reduce, "
+           "a validation case's op:)");
     }
     const Layout& layout = pending.layout;
     // Some builds print only out-of-place columns even under a full header; accept both widths.
