@@ -248,8 +248,8 @@ struct Exercised {
   bool p2p = false;      // point-to-point operations
   bool p2p_net = false;  // ... across nodes
   bool launch = false;   // small messages (launch cost visible)
-  bool nvls = false;     // NVLS or NVLSTree may run (the hardware has it)
-  bool ll = false;       // LL may cross the network (small messages across nodes, LL allowed)
+  bool nvls = false;     // NVLS or NVLSTree runs
+  bool ll = false;       // LL crosses the network
   bool ll128 = false;    // ... LL128
 };
 
@@ -258,39 +258,45 @@ Exercised exercised(const SystemRuns& s) {
   for (const MeasuredRun& m : s.runs) {
     const RunShape shape = run_shape(m, s.cluster);
     e.inside |= shape.gpus_per_node > 1;
-    // NVLS runs only where the run left it on (NCCL_NVLS_ENABLE, NCCL_ALGO or a forced algorithm):
-    // GB200's log ran with NCCL_NVLS_ENABLE=0, node B's and cluster C's Ring logs with Ring alone.
-    const CollectiveTuning& env = cluster_for_run(s.cluster, m).collectives;
-    e.nvls |= shape.gpus_per_node > 1 && s.cluster.intra_node.nvls && env.nvls &&
-              (env.allows(Algorithm::kNvls) || env.allows(Algorithm::kNvlsTree)) &&
-              s.cluster.gpu.architecture >= GpuArch::kHopper &&
-              (m.run.op == CollectiveOp::kAllReduce || m.run.op == CollectiveOp::kAllGather ||
-               m.run.op == CollectiveOp::kReduceScatter);
     e.across |= shape.nodes > 1;
     const bool p2p = m.run.op == CollectiveOp::kAllToAll || m.run.op == CollectiveOp::kSendRecv;
     e.p2p |= p2p;
     e.p2p_net |= p2p && shape.nodes > 1;
-    bool small = false;
-    for (const NcclTestsRow& r : m.run.rows) small |= r.size_bytes < kScoredBytes;
-    e.launch |= small;
-    // The LL and LL128 scales multiply network steps only, and only where the run allows the
-    // protocol (AWS p4de's plugin leaves Simple alone).
-    e.ll |= small && shape.nodes > 1 && env.allows(Protocol::kLl);
-    e.ll128 |= small && shape.nodes > 1 && env.allows(Protocol::kLl128);
+    // What NCCL runs for each row, as the prediction picks it (its tuner takes NCCL's own
+    // figures, not the fitted constants): NVLS's constants are informed where NVLS or NVLSTree
+    // runs (not GB200's log, run with NCCL_NVLS_ENABLE=0, nor a Ring-forced one), the LL and
+    // LL128 scales, which multiply network steps, where those protocols cross the network (not
+    // AWS p4de, whose plugin leaves Simple alone).
+    const ClusterSpec spec = cluster_for_run(s.cluster, m);
+    const ClusterTopology topology = build_cluster_topology(spec, shape.nodes);
+    Router router(topology.topology);
+    AnalyticCache cache;
+    for (const NcclTestsRow& r : m.run.rows) {
+      e.launch |= r.size_bytes < kScoredBytes;
+      if (r.size_bytes <= 0) continue;
+      const PickedAlgorithm picked =
+          pick_algorithm(router, spec, topology, m.run.op, static_cast<double>(r.size_bytes),
+                         &cache, m.gpus_per_thread, /*with_time=*/false);
+      e.nvls |= picked.algorithm == Algorithm::kNvls || picked.algorithm == Algorithm::kNvlsTree;
+      e.ll |= shape.nodes > 1 && picked.protocol == Protocol::kLl;
+      e.ll128 |= shape.nodes > 1 && picked.protocol == Protocol::kLl128;
+    }
   }
   return e;
 }
 
 // The achieved fraction of NVLink (or PCIe) and of a NIC's line rate, and NVLS's step latency:
 // constants of the hardware, one per class of it among the systems.
-std::vector<Parameter> hardware_class_parameters(const std::vector<SystemRuns>& systems) {
+std::vector<Parameter> hardware_class_parameters(const std::vector<SystemRuns>& systems,
+                                                 const std::vector<Exercised>& exercise) {
   std::vector<Parameter> params;
   auto add_class_of = [&](const std::string& key, const std::string& unit,
                           std::string (*group_of)(const ClusterSpec&), auto informs, auto get,
                           auto set) {
     std::map<std::string, double> classes;
-    for (const SystemRuns& s : systems) {
-      if (!s.runs.empty() && informs(exercised(s)))
+    for (std::size_t i = 0; i < systems.size(); ++i) {
+      const SystemRuns& s = systems[i];
+      if (!s.runs.empty() && informs(exercise[i]))
         classes.emplace(group_of(s.cluster), get(s.cluster));
     }
     for (const auto& [group, start] : classes) {
@@ -334,11 +340,12 @@ std::vector<Parameter> hardware_class_parameters(const std::vector<SystemRuns>& 
 
 // The constants every system shares (per transport for the network's hop latency), those the
 // systems' runs exercise.
-std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems) {
+std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems,
+                                         const std::vector<Exercised>& exercise) {
   Exercised any;
-  for (const SystemRuns& s : systems) {
-    if (s.runs.empty()) continue;
-    const Exercised e = exercised(s);
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    if (systems[i].runs.empty()) continue;
+    const Exercised& e = exercise[i];
     any.inside |= e.inside;
     any.across |= e.across;
     any.p2p |= e.p2p;
@@ -366,8 +373,10 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
   // figures predict held-out logs better.
   // Per-hop network latency: one per transport, shared by the systems on it.
   std::set<NetTransport> transports;
-  for (const SystemRuns& s : systems) {
-    if (!s.runs.empty() && exercised(s).across) transports.insert(s.cluster.nic.transport);
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    if (!systems[i].runs.empty() && exercise[i].across) {
+      transports.insert(systems[i].cluster.nic.transport);
+    }
   }
   for (const NetTransport transport : transports) {
     const std::string group(net_transport_name(transport));
@@ -432,9 +441,12 @@ std::vector<Parameter> shared_parameters(const std::vector<SystemRuns>& systems)
 }
 
 std::vector<Parameter> parameters_for(const std::vector<SystemRuns>& systems, bool shared) {
-  std::vector<Parameter> params = hardware_class_parameters(systems);
+  // What each system's runs exercise, worked out once (it picks NCCL's choice for every row).
+  std::vector<Exercised> exercise;
+  for (const SystemRuns& s : systems) exercise.push_back(exercised(s));
+  std::vector<Parameter> params = hardware_class_parameters(systems, exercise);
   if (shared) {
-    for (Parameter& p : shared_parameters(systems)) params.push_back(std::move(p));
+    for (Parameter& p : shared_parameters(systems, exercise)) params.push_back(std::move(p));
   }
   return params;
 }
@@ -753,7 +765,9 @@ std::vector<HeldOutLog> leave_one_log_out(const std::vector<SystemRuns>& systems
     // this one, the shipped default would be the fit of this very log: NCCL's own figure instead.
     const NetTransport transport = cluster.nic.transport;
     const bool informed = std::any_of(training.begin(), training.end(), [&](const SystemRuns& s) {
-      return !s.runs.empty() && s.cluster.nic.transport == transport && exercised(s).across;
+      return s.cluster.nic.transport == transport &&
+             std::any_of(s.runs.begin(), s.runs.end(),
+                         [&](const MeasuredRun& m) { return run_shape(m, s.cluster).nodes > 1; });
     });
     if (!informed) cluster.collectives.network_latency_scale = 1.0;
     h.rows = predict_runs(cluster, test);

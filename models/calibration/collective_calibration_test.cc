@@ -201,7 +201,7 @@ TEST(CollectiveCalibrationTest, AHeldOutLogAloneOnItsTransportTakesNcclsNetworkL
 }
 
 TEST(CollectiveCalibrationTest, ARunWithoutNvlsInformsNoNvlsConstant) {
-  // NVLS's efficiency and step latency are fitted only on runs where NCCL may run NVLS: not a run
+  // NVLS's efficiency and step latency are fitted only on runs where NCCL runs NVLS: not a run
   // with NCCL_NVLS_ENABLE=0 (GB200's log) nor one forced to Ring (node B's Ring log).
   ClusterSpec c = node_of_8();
   c.intra_node.nvls = true;
@@ -219,9 +219,15 @@ TEST(CollectiveCalibrationTest, ARunWithoutNvlsInformsNoNvlsConstant) {
     }
     return n;
   };
+  // Nor a run whose sizes NCCL never gives to NVLS: at 1 and 4 KiB its tuner puts one-node NVLS at
+  // 25 us (the NVLS hop) and Ring LL at 6.6 + 7 x 0.6 = 10.8 us, the bytes adding under 0.1 us.
+  MeasuredRun small = nvls;
+  small.run.rows.resize(2);
+  ASSERT_EQ(small.run.rows.back().size_bytes, 4096);
   EXPECT_EQ(nvls_keys(nvls), 2);
   EXPECT_EQ(nvls_keys(off), 0);
   EXPECT_EQ(nvls_keys(ring), 0);
+  EXPECT_EQ(nvls_keys(small), 0);
 }
 
 TEST(CollectiveCalibrationTest, ARunOnSimpleAloneInformsNoLlScale) {
